@@ -1,0 +1,84 @@
+"""The hash-chained audit log: every state change is an event carrying its predecessor's hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+GENESIS_HASH = "0" * 64
+GLOBAL_CHAIN = "*"
+"""Chain key of events that belong to no single repository (global grants, tokens)."""
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    """One recorded state change."""
+
+    chain_key: str
+    event_type: str
+    occurred_at: datetime
+    actor: str
+    on_behalf_of: str | None
+    purpose: str | None
+    element_id: str | None = None
+    version_id: str | None = None
+    proposal_id: str | None = None
+    baseline_id: str | None = None
+    payload: dict[str, Any] = field(default_factory=dict)
+    event_id: int | None = None
+    chain_seq: int | None = None
+    prev_hash: str | None = None
+    hash: str | None = None
+
+    def canonical(self, chain_seq: int, prev_hash: str) -> str:
+        """The exact text hashed for this event at position ``chain_seq``."""
+        doc = {
+            "chain_key": self.chain_key,
+            "chain_seq": chain_seq,
+            "prev_hash": prev_hash,
+            "event_type": self.event_type,
+            "occurred_at": self.occurred_at.isoformat(),
+            "actor": self.actor,
+            "on_behalf_of": self.on_behalf_of,
+            "purpose": self.purpose,
+            "element_id": self.element_id,
+            "version_id": self.version_id,
+            "proposal_id": self.proposal_id,
+            "baseline_id": self.baseline_id,
+            "payload": self.payload,
+        }
+        return json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str)
+
+    def compute_hash(self, chain_seq: int, prev_hash: str) -> str:
+        """SHA-256 of the canonical text."""
+        return hashlib.sha256(self.canonical(chain_seq, prev_hash).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ChainVerdict:
+    """Result of verifying a chain: ok, or the first broken event and why."""
+
+    ok: bool
+    events_checked: int
+    first_broken_event_id: int | None = None
+    reason: str | None = None
+
+
+def verify_chain(events: list[AuditEvent]) -> ChainVerdict:
+    """Walk the events in chain order and report the first one whose links or hash are wrong."""
+    prev = GENESIS_HASH
+    for expected_seq, event in enumerate(events, start=1):
+        if event.chain_seq != expected_seq:
+            return ChainVerdict(False, expected_seq - 1, event.event_id,
+                                f"expected chain position {expected_seq}, found {event.chain_seq}")
+        if event.prev_hash != prev:
+            return ChainVerdict(False, expected_seq - 1, event.event_id,
+                                "prev_hash does not match the previous event's hash")
+        if event.compute_hash(expected_seq, prev) != event.hash:
+            return ChainVerdict(False, expected_seq - 1, event.event_id,
+                                "content does not match its hash (the event was altered)")
+        prev = event.hash
+    return ChainVerdict(True, len(events))

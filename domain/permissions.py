@@ -1,0 +1,71 @@
+"""Roles, the actions they allow, and clearance — the data behind the authorization gate."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from domain.errors import InvalidArgument
+from domain.values import Classification
+
+
+class Action(StrEnum):
+    """Things a principal may do in a repository."""
+
+    READ = "read"
+    PROPOSE = "propose"
+    CURATE = "curate"
+    PUBLISH = "publish"
+    INGEST = "ingest"
+    AUDIT = "audit"
+    ADMIN = "admin"
+
+
+class Role(StrEnum):
+    """Roles granted per repository, organization or tenant."""
+
+    READER = "reader"
+    AGENT = "agent"
+    CURATOR = "curator"
+    PUBLISHER = "publisher"
+    INGESTOR = "ingestor"
+    AUDITOR = "auditor"
+    ADMIN = "admin"
+
+    @classmethod
+    def parse(cls, value: str) -> Role:
+        """Parse a role name or raise ``InvalidArgument`` listing the valid ones."""
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            allowed = ", ".join(r.value for r in cls)
+            raise InvalidArgument(f"unknown role {value!r}; use one of: {allowed}",
+                                  field="role") from None
+
+
+ROLE_ACTIONS: dict[Role, frozenset[Action]] = {
+    Role.READER: frozenset({Action.READ}),
+    Role.AGENT: frozenset({Action.READ, Action.PROPOSE}),
+    Role.CURATOR: frozenset({Action.READ, Action.CURATE}),
+    Role.PUBLISHER: frozenset({Action.READ, Action.CURATE, Action.PUBLISH}),
+    Role.INGESTOR: frozenset({Action.INGEST}),
+    Role.AUDITOR: frozenset({Action.READ, Action.AUDIT}),
+    Role.ADMIN: frozenset(Action),
+}
+
+
+def actions_of(roles: set[Role] | frozenset[Role]) -> frozenset[Action]:
+    """Union of the actions the given roles allow."""
+    out: set[Action] = set()
+    for role in roles:
+        out |= ROLE_ACTIONS[role]
+    return frozenset(out)
+
+
+DEFAULT_CLEARANCE = Classification.INTERNAL
+
+
+def scope_matches(grant_scope: str, repo_key: str) -> bool:
+    """Whether a grant scope (``*``, ``t``, ``t/o`` or ``t/o/r``) covers a repository."""
+    if grant_scope == "*":
+        return True
+    return repo_key == grant_scope or repo_key.startswith(grant_scope + "/")

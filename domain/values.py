@@ -1,0 +1,180 @@
+"""Value objects and input rules shared by the whole domain."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass
+from enum import StrEnum
+
+from domain.errors import InvalidArgument
+
+MAX_BODY_BYTES = 2 * 1024 * 1024
+"""Largest accepted version body, in UTF-8 bytes (2 MiB)."""
+MAX_TITLE_CHARS = 300
+MAX_SUMMARY_CHARS = 2_000
+MAX_RATIONALE_CHARS = 10_000
+
+_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+_PRINCIPAL = re.compile(r"^(user|agent|service):[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$")
+_TYPE_KEY = re.compile(r"^[a-z][a-z0-9_-]*:[a-z0-9_.-]+$")
+_ID = re.compile(r"^[a-z]{2,5}_[0-9a-f]{8,64}$")
+
+
+class SourceKind(StrEnum):
+    """Trust marker of an element."""
+
+    CANONICAL = "CANONICAL"
+    INGESTED_EVIDENCE = "INGESTED_EVIDENCE"
+    PROPOSAL = "PROPOSAL"
+    DECISION = "DECISION"
+
+
+class ElementKind(StrEnum):
+    """What an element is."""
+
+    DOCUMENT = "DOCUMENT"
+    MODEL = "MODEL"
+    VIEW = "VIEW"
+    NOTE = "NOTE"
+
+
+class Classification(StrEnum):
+    """Sensitivity, ordered public < internal < confidential < restricted."""
+
+    PUBLIC = "public"
+    INTERNAL = "internal"
+    CONFIDENTIAL = "confidential"
+    RESTRICTED = "restricted"
+
+    @property
+    def rank(self) -> int:
+        """Position in the order (0 = public)."""
+        return _CLASSIFICATION_ORDER.index(self)
+
+    @classmethod
+    def parse(cls, value: str) -> Classification:
+        """Parse a classification name or raise ``InvalidArgument`` listing the valid ones."""
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            allowed = ", ".join(c.value for c in _CLASSIFICATION_ORDER)
+            raise InvalidArgument(
+                f"unknown classification {value!r}; use one of: {allowed}", field="classification"
+            ) from None
+
+
+_CLASSIFICATION_ORDER = list(Classification)
+
+
+@dataclass(frozen=True, order=True)
+class RepoRef:
+    """``tenant/organization/repository`` — the scope of every operation."""
+
+    tenant_id: str
+    organization_id: str
+    repository_id: str
+
+    @classmethod
+    def parse(cls, text: str) -> RepoRef:
+        """Parse ``TENANT/ORG/REPO`` with a clear error for anything else."""
+        parts = text.strip().split("/") if isinstance(text, str) else []
+        if len(parts) != 3 or not all(_SEGMENT.match(p) for p in parts):
+            raise InvalidArgument(
+                f"malformed repository {text!r}: expected TENANT/ORG/REPO, each segment 1-63 of "
+                "letters, digits, '.', '_' or '-', starting with a letter or digit",
+                field="repository",
+            )
+        return cls(parts[0], parts[1], parts[2])
+
+    @property
+    def key(self) -> str:
+        """The canonical string form, used as the storage key."""
+        return f"{self.tenant_id}/{self.organization_id}/{self.repository_id}"
+
+    @property
+    def org_key(self) -> str:
+        """``tenant/org`` of this repository."""
+        return f"{self.tenant_id}/{self.organization_id}"
+
+    def __str__(self) -> str:
+        return self.key
+
+
+def validate_principal(value: str, field: str = "principal") -> str:
+    """Return ``value`` if it is ``user:…``, ``agent:…`` or ``service:…``."""
+    if not isinstance(value, str) or not _PRINCIPAL.match(value):
+        raise InvalidArgument(
+            f"malformed principal {value!r}: expected user:ID, agent:ID or service:ID", field=field
+        )
+    return value
+
+
+def principal_type(principal_id: str) -> str:
+    """``user`` / ``agent`` / ``service`` of a principal id."""
+    return principal_id.split(":", 1)[0]
+
+
+def validate_type_key(value: str) -> str:
+    """A namespaced key such as ``ameide:doc``."""
+    if not _TYPE_KEY.match(value or ""):
+        raise InvalidArgument(
+            f"malformed type_key {value!r}: expected namespace:name, e.g. ameide:doc",
+            field="type_key",
+        )
+    return value
+
+
+def validate_id(value: str, prefix: str, what: str) -> str:
+    """Check the shape of an opaque id; a malformed one can never exist, so it is NOT_FOUND-safe."""
+    if not isinstance(value, str) or not _ID.match(value) or not value.startswith(prefix + "_"):
+        raise InvalidArgument(f"malformed {what} id {value!r}", field=what)
+    return value
+
+
+def new_id(prefix: str) -> str:
+    """A new opaque, globally unique id such as ``el_1f…``."""
+    return f"{prefix}_{secrets.token_hex(12)}"
+
+
+def normalize_line_endings(text: str) -> str:
+    """CRLF and CR become LF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def normalized_body(text: str) -> str:
+    """Line endings normalized, trailing whitespace trimmed on every line and at the end."""
+    lines = [line.rstrip() for line in normalize_line_endings(text).split("\n")]
+    return "\n".join(lines).rstrip("\n")
+
+
+def content_sha256(body: str) -> str:
+    """SHA-256 of the normalized body, hex."""
+    return hashlib.sha256(normalized_body(body).encode("utf-8")).hexdigest()
+
+
+def validate_body(body: str, field: str = "body") -> str:
+    """Non-empty, valid text, at most ``MAX_BODY_BYTES``; returns it with LF line endings."""
+    if not isinstance(body, str):
+        raise InvalidArgument(f"{field} must be text", field=field)
+    size = len(body.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_BODY_BYTES:
+        raise InvalidArgument(
+            f"{field} is {size} bytes; the limit is {MAX_BODY_BYTES} bytes (2 MiB)", field=field
+        )
+    if "\x00" in body:
+        raise InvalidArgument(f"{field} contains NUL characters", field=field)
+    if not body.strip():
+        raise InvalidArgument(f"{field} is empty", field=field)
+    return normalize_line_endings(body)
+
+
+def validate_text(value: str | None, field: str, limit: int, *, required: bool = True) -> str:
+    """A single piece of free text: trimmed, within ``limit`` characters."""
+    text = (value or "").strip()
+    if required and not text:
+        raise InvalidArgument(f"{field} is required", field=field)
+    if len(text) > limit:
+        raise InvalidArgument(f"{field} is {len(text)} characters; the limit is {limit}", field=field)
+    return text

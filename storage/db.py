@@ -1,0 +1,136 @@
+"""Engines and the unit of work that owns each transaction."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from domain.audit import GENESIS_HASH, AuditEvent
+from domain.errors import Conflict
+from storage import schema as t
+from storage.store import Store
+
+log = logging.getLogger(__name__)
+
+
+def make_engine(url: str, *, for_migrations: bool = False) -> Engine:
+    """An engine for SQLite (WAL, write transactions serialized with BEGIN IMMEDIATE) or PostgreSQL."""
+    if url.startswith("sqlite"):
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
+        _tune_sqlite(engine, foreign_keys=not for_migrations)
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+
+
+def _tune_sqlite(engine: Engine, *, foreign_keys: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (below)
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA busy_timeout=60000")
+        cur.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        # IMMEDIATE takes the write lock up front, so two writers queue instead of deadlocking
+        # on a read→write lock upgrade; read-only work starts DEFERRED and never blocks writers.
+        readonly = conn.get_execution_options().get("ameide_readonly", False)
+        conn.exec_driver_sql("BEGIN DEFERRED" if readonly else "BEGIN IMMEDIATE")
+
+
+class SqlAlchemyUnitOfWork:
+    """One transaction: ``with uow: …; uow.commit()``. Leaving without commit rolls back.
+
+    Audit events collected during the work are appended to their hash chains at commit, inside the
+    same transaction. Post-commit hooks (index updates) run after the commit; a failing hook is
+    logged and left for catch-up, never allowed to undo the committed write.
+    """
+
+    def __init__(self, engine: Engine, *, readonly: bool = False) -> None:
+        self._engine = engine
+        self._readonly = readonly
+        self._conn: Connection | None = None
+        self.events: list[AuditEvent] = []
+        self.after_commit: list[Callable[[], None]] = []
+        self.committed = False
+
+    def __enter__(self) -> SqlAlchemyUnitOfWork:
+        conn = self._engine.connect()
+        if self._readonly:
+            conn = conn.execution_options(ameide_readonly=True)
+        self._conn = conn
+        self._tx = conn.begin()
+        self.store = Store(conn)
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        assert self._conn is not None
+        try:
+            if self._tx.is_active:
+                self._tx.rollback()
+        finally:
+            self._conn.close()
+            self._conn = None
+
+    def record(self, event_: AuditEvent) -> None:
+        """Queue an audit event; it is chained and written at commit."""
+        self.events.append(event_)
+
+    def commit(self) -> None:
+        """Write the audit events, commit, then run post-commit hooks."""
+        try:
+            for ev in self.events:
+                self._append_event(ev)
+            self._tx.commit()
+        except IntegrityError as exc:
+            self._tx.rollback()
+            raise Conflict("a concurrent change won; re-read and retry",
+                           cause=type(exc.orig).__name__) from exc
+        except OperationalError as exc:
+            self._tx.rollback()
+            if "locked" in str(exc.orig).lower() or "deadlock" in str(exc.orig).lower():
+                raise Conflict("the database was busy with a concurrent change; retry") from exc
+            raise
+        self.committed = True
+        for hook in self.after_commit:
+            try:
+                hook()
+            except Exception:  # derived state only: catch-up repairs it
+                log.exception("post-commit hook failed; it will be caught up")
+
+    def _append_event(self, ev: AuditEvent) -> None:
+        assert self._conn is not None
+        head = self._conn.execute(
+            sa.select(t.audit_chain_heads.c.last_seq, t.audit_chain_heads.c.last_hash)
+            .where(t.audit_chain_heads.c.chain_key == ev.chain_key)
+            .with_for_update()
+        ).first()
+        if head is None:
+            seq, prev = 1, GENESIS_HASH
+            self._conn.execute(t.audit_chain_heads.insert().values(
+                chain_key=ev.chain_key, last_seq=0, last_hash=GENESIS_HASH))
+        else:
+            seq, prev = head.last_seq + 1, head.last_hash
+        digest = ev.compute_hash(seq, prev)
+        self._conn.execute(t.audit_events.insert().values(
+            chain_key=ev.chain_key, chain_seq=seq, prev_hash=prev, hash=digest,
+            event_type=ev.event_type, occurred_at=ev.occurred_at, actor=ev.actor,
+            on_behalf_of=ev.on_behalf_of, purpose=ev.purpose, element_id=ev.element_id,
+            version_id=ev.version_id, proposal_id=ev.proposal_id, baseline_id=ev.baseline_id,
+            payload=ev.payload,
+        ))
+        self._conn.execute(
+            t.audit_chain_heads.update().where(t.audit_chain_heads.c.chain_key == ev.chain_key)
+            .values(last_seq=seq, last_hash=digest)
+        )
