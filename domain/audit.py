@@ -72,13 +72,25 @@ def verify_chain(events: list[AuditEvent]) -> ChainVerdict:
     prev = GENESIS_HASH
     for expected_seq, event in enumerate(events, start=1):
         if event.chain_seq != expected_seq:
-            return ChainVerdict(False, expected_seq - 1, event.event_id,
-                                f"expected chain position {expected_seq}, found {event.chain_seq}")
+            return ChainVerdict(
+                False,
+                expected_seq - 1,
+                event.event_id,
+                f"expected chain position {expected_seq}, found {event.chain_seq}",
+            )
         if event.prev_hash != prev:
-            return ChainVerdict(False, expected_seq - 1, event.event_id,
-                                "prev_hash does not match the previous event's hash")
+            return ChainVerdict(
+                False,
+                expected_seq - 1,
+                event.event_id,
+                "prev_hash does not match the previous event's hash",
+            )
         if event.compute_hash(expected_seq, prev) != event.hash:
-            return ChainVerdict(False, expected_seq - 1, event.event_id,
-                                "content does not match its hash (the event was altered)")
+            return ChainVerdict(
+                False,
+                expected_seq - 1,
+                event.event_id,
+                "content does not match its hash (the event was altered)",
+            )
         prev = event.hash
     return ChainVerdict(True, len(events))

@@ -29,9 +29,7 @@ def three_way_merge(base: str, current: str, proposed: str) -> MergeResult:
     sides = [s if s.endswith("\n") else s + "\n" for s in (base, current, proposed)]
     m = merge3.Merge3(_lines(sides[0]), _lines(sides[1]), _lines(sides[2]))
     conflicted = any(region[0] == "conflict" for region in m.merge_regions())
-    merged = "".join(
-        m.merge_lines(name_a="current head", name_b="proposal", name_base="base")
-    )
+    merged = "".join(m.merge_lines(name_a="current head", name_b="proposal", name_base="base"))
     if not proposed.endswith("\n") and merged.endswith("\n"):
         merged = merged[:-1]
     return MergeResult(merged, conflicted)

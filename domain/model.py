@@ -122,27 +122,57 @@ class Element:
     retired_by: str | None = None
 
     @classmethod
-    def new(cls, repo_key: str, *, kind: str, type_key: str, source_kind: SourceKind,
-            classification: Classification, at: datetime, by: str,
-            element_id: str | None = None) -> Element:
+    def new(
+        cls,
+        repo_key: str,
+        *,
+        kind: str,
+        type_key: str,
+        source_kind: SourceKind,
+        classification: Classification,
+        at: datetime,
+        by: str,
+        element_id: str | None = None,
+    ) -> Element:
         """A fresh element without versions yet."""
-        return cls(element_id or new_id("el"), repo_key, kind, type_key, source_kind,
-                   classification, at, by)
+        return cls(
+            element_id or new_id("el"),
+            repo_key,
+            kind,
+            type_key,
+            source_kind,
+            classification,
+            at,
+            by,
+        )
 
     @property
     def retired(self) -> bool:
         """Whether the element is retired now."""
         return self.retired_at is not None
 
-    def next_version(self, *, title: str, body: str, metadata: dict[str, Any], at: datetime,
-                     provenance: Provenance) -> ElementVersion:
+    def next_version(
+        self,
+        *,
+        title: str,
+        body: str,
+        metadata: dict[str, Any],
+        at: datetime,
+        provenance: Provenance,
+    ) -> ElementVersion:
         """The version that would follow the current head (history stays linear)."""
         if self.retired:
             raise FailedPrecondition(f"element {self.element_id} is retired")
         return ElementVersion(
-            version_id=new_id("ver"), element_id=self.element_id, seq=self.head_seq + 1,
-            parent_version_id=self.head_version_id, title=title, body=body,
-            metadata=dict(metadata), content_sha256=content_sha256(body), recorded_at=at,
+            version_id=new_id("ver"),
+            element_id=self.element_id,
+            seq=self.head_seq + 1,
+            parent_version_id=self.head_version_id,
+            title=title,
+            body=body,
+            metadata=dict(metadata),
+            content_sha256=content_sha256(body),
+            recorded_at=at,
             provenance=provenance,
         )
 
@@ -172,8 +202,17 @@ class Relationship:
     retired_by: str | None = None
 
     @classmethod
-    def new(cls, repo_key: str, kind: RelationshipKind, type_key: str, source: str, target: str,
-            metadata: dict[str, Any], at: datetime, by: str) -> Relationship:
+    def new(
+        cls,
+        repo_key: str,
+        kind: RelationshipKind,
+        type_key: str,
+        source: str,
+        target: str,
+        metadata: dict[str, Any],
+        at: datetime,
+        by: str,
+    ) -> Relationship:
         """Create a relationship, enforcing the governance-pin rule."""
         if type_key.startswith(GOVERNANCE_PREFIX) and not metadata.get("target_version_id"):
             raise InvalidArgument(
@@ -200,11 +239,15 @@ class TargetSelector:
 
     def __post_init__(self) -> None:
         if self.kind is SelectorKind.BASELINE_REF and not self.baseline_id:
-            raise InvalidArgument("target_selector baseline_ref needs a baseline_id",
-                                  field="target_selector.baseline_id")
+            raise InvalidArgument(
+                "target_selector baseline_ref needs a baseline_id",
+                field="target_selector.baseline_id",
+            )
         if self.kind is SelectorKind.PUBLISHED and self.baseline_id:
-            raise InvalidArgument("target_selector published takes no baseline_id",
-                                  field="target_selector.baseline_id")
+            raise InvalidArgument(
+                "target_selector published takes no baseline_id",
+                field="target_selector.baseline_id",
+            )
 
 
 CONFLICT_MARKERS = ("<<<<<<< ", "=======", ">>>>>>> ")
@@ -212,8 +255,10 @@ CONFLICT_MARKERS = ("<<<<<<< ", "=======", ">>>>>>> ")
 
 def has_conflict_markers(body: str) -> bool:
     """True when a body still carries standard merge conflict markers."""
-    return any(line.startswith(CONFLICT_MARKERS) or line == "<<<<<<<" or line == ">>>>>>>"
-               for line in body.split("\n"))
+    return any(
+        line.startswith(CONFLICT_MARKERS) or line == "<<<<<<<" or line == ">>>>>>>"
+        for line in body.split("\n")
+    )
 
 
 @dataclass
@@ -267,11 +312,13 @@ class Proposal:
             raise StaleProposal(
                 f"proposal {self.proposal_id} is stale: it is pinned to {self.target_version_id} "
                 f"but the current head is {head_version_id}; rebase it",
-                target_version_id=self.target_version_id, current_head_version_id=head_version_id,
+                target_version_id=self.target_version_id,
+                current_head_version_id=head_version_id,
             )
         if self.has_conflicts:
             raise ProposalConflicted(
-                f"proposal {self.proposal_id} has merge conflicts; revise it with a clean body first"
+                f"proposal {self.proposal_id} has merge conflicts; "
+                "revise it with a clean body first"
             )
 
     def close(self, status: ProposalStatus, at: datetime, by: str) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from domain.errors import InvalidArgument
@@ -38,8 +40,9 @@ class Role(StrEnum):
             return cls(value.strip().lower())
         except ValueError:
             allowed = ", ".join(r.value for r in cls)
-            raise InvalidArgument(f"unknown role {value!r}; use one of: {allowed}",
-                                  field="role") from None
+            raise InvalidArgument(
+                f"unknown role {value!r}; use one of: {allowed}", field="role"
+            ) from None
 
 
 ROLE_ACTIONS: dict[Role, frozenset[Action]] = {
@@ -69,3 +72,16 @@ def scope_matches(grant_scope: str, repo_key: str) -> bool:
     if grant_scope == "*":
         return True
     return repo_key == grant_scope or repo_key.startswith(grant_scope + "/")
+
+
+@dataclass(frozen=True)
+class GrantRecord:
+    """A role granted to a principal on a scope, with a clearance."""
+
+    grant_id: str
+    principal_id: str
+    role: str
+    scope_key: str
+    clearance: str
+    created_at: datetime
+    created_by: str

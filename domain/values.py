@@ -176,5 +176,7 @@ def validate_text(value: str | None, field: str, limit: int, *, required: bool =
     if required and not text:
         raise InvalidArgument(f"{field} is required", field=field)
     if len(text) > limit:
-        raise InvalidArgument(f"{field} is {len(text)} characters; the limit is {limit}", field=field)
+        raise InvalidArgument(
+            f"{field} is {len(text)} characters; the limit is {limit}", field=field
+        )
     return text

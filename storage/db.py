@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 
 def make_engine(url: str, *, for_migrations: bool = False) -> Engine:
-    """An engine for SQLite (WAL, write transactions serialized with BEGIN IMMEDIATE) or PostgreSQL."""
+    """An engine for SQLite (WAL; writes serialized by BEGIN IMMEDIATE) or PostgreSQL."""
     if url.startswith("sqlite"):
         engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
         _tune_sqlite(engine, foreign_keys=not for_migrations)
@@ -63,6 +63,7 @@ class SqlAlchemyUnitOfWork:
         self.events: list[AuditEvent] = []
         self.after_commit: list[Callable[[], None]] = []
         self.committed = False
+        self.store: Store
 
     def __enter__(self) -> SqlAlchemyUnitOfWork:
         conn = self._engine.connect()
@@ -73,8 +74,12 @@ class SqlAlchemyUnitOfWork:
         self.store = Store(conn)
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         assert self._conn is not None
         try:
             if self._tx.is_active:
@@ -95,8 +100,9 @@ class SqlAlchemyUnitOfWork:
             self._tx.commit()
         except IntegrityError as exc:
             self._tx.rollback()
-            raise Conflict("a concurrent change won; re-read and retry",
-                           cause=type(exc.orig).__name__) from exc
+            raise Conflict(
+                "a concurrent change won; re-read and retry", cause=type(exc.orig).__name__
+            ) from exc
         except OperationalError as exc:
             self._tx.rollback()
             if "locked" in str(exc.orig).lower() or "deadlock" in str(exc.orig).lower():
@@ -118,19 +124,34 @@ class SqlAlchemyUnitOfWork:
         ).first()
         if head is None:
             seq, prev = 1, GENESIS_HASH
-            self._conn.execute(t.audit_chain_heads.insert().values(
-                chain_key=ev.chain_key, last_seq=0, last_hash=GENESIS_HASH))
+            self._conn.execute(
+                t.audit_chain_heads.insert().values(
+                    chain_key=ev.chain_key, last_seq=0, last_hash=GENESIS_HASH
+                )
+            )
         else:
             seq, prev = head.last_seq + 1, head.last_hash
         digest = ev.compute_hash(seq, prev)
-        self._conn.execute(t.audit_events.insert().values(
-            chain_key=ev.chain_key, chain_seq=seq, prev_hash=prev, hash=digest,
-            event_type=ev.event_type, occurred_at=ev.occurred_at, actor=ev.actor,
-            on_behalf_of=ev.on_behalf_of, purpose=ev.purpose, element_id=ev.element_id,
-            version_id=ev.version_id, proposal_id=ev.proposal_id, baseline_id=ev.baseline_id,
-            payload=ev.payload,
-        ))
         self._conn.execute(
-            t.audit_chain_heads.update().where(t.audit_chain_heads.c.chain_key == ev.chain_key)
+            t.audit_events.insert().values(
+                chain_key=ev.chain_key,
+                chain_seq=seq,
+                prev_hash=prev,
+                hash=digest,
+                event_type=ev.event_type,
+                occurred_at=ev.occurred_at,
+                actor=ev.actor,
+                on_behalf_of=ev.on_behalf_of,
+                purpose=ev.purpose,
+                element_id=ev.element_id,
+                version_id=ev.version_id,
+                proposal_id=ev.proposal_id,
+                baseline_id=ev.baseline_id,
+                payload=ev.payload,
+            )
+        )
+        self._conn.execute(
+            t.audit_chain_heads.update()
+            .where(t.audit_chain_heads.c.chain_key == ev.chain_key)
             .values(last_seq=seq, last_hash=digest)
         )

@@ -50,13 +50,15 @@ def _col(name: str, type_: Any, *args: Any, **kw: Any) -> sa.Column[Any]:
 
 
 tenants = sa.Table(
-    "tenants", metadata,
+    "tenants",
+    metadata,
     _col("tenant_id", sa.String(64), primary_key=True),
     _col("created_at", TS),
 )
 
 organizations = sa.Table(
-    "organizations", metadata,
+    "organizations",
+    metadata,
     _col("org_key", sa.String(130), primary_key=True),
     _col("tenant_id", sa.String(64), sa.ForeignKey("tenants.tenant_id")),
     _col("organization_id", sa.String(64)),
@@ -64,7 +66,8 @@ organizations = sa.Table(
 )
 
 repositories = sa.Table(
-    "repositories", metadata,
+    "repositories",
+    metadata,
     _col("repo_key", REPO, primary_key=True),
     _col("tenant_id", sa.String(64)),
     _col("organization_id", sa.String(64)),
@@ -78,7 +81,8 @@ repositories = sa.Table(
 )
 
 elements = sa.Table(
-    "elements", metadata,
+    "elements",
+    metadata,
     _col("element_id", ID, primary_key=True),
     _col("repo_key", REPO, sa.ForeignKey("repositories.repo_key")),
     _col("element_kind", sa.String(32)),
@@ -96,7 +100,8 @@ elements = sa.Table(
 )
 
 element_versions = sa.Table(
-    "element_versions", metadata,
+    "element_versions",
+    metadata,
     _col("version_id", ID, primary_key=True),
     _col("element_id", ID, sa.ForeignKey("elements.element_id")),
     _col("seq", sa.Integer),
@@ -120,7 +125,8 @@ element_versions = sa.Table(
 )
 
 relationships = sa.Table(
-    "relationships", metadata,
+    "relationships",
+    metadata,
     _col("relationship_id", ID, primary_key=True),
     _col("repo_key", REPO, sa.ForeignKey("repositories.repo_key")),
     _col("relationship_kind", sa.String(16)),
@@ -135,7 +141,8 @@ relationships = sa.Table(
 )
 
 baselines = sa.Table(
-    "baselines", metadata,
+    "baselines",
+    metadata,
     _col("baseline_id", ID, primary_key=True),
     _col("repo_key", REPO, sa.ForeignKey("repositories.repo_key"), index=True),
     _col("name", sa.String(200)),
@@ -145,14 +152,16 @@ baselines = sa.Table(
 )
 
 baseline_pins = sa.Table(
-    "baseline_pins", metadata,
+    "baseline_pins",
+    metadata,
     _col("baseline_id", ID, sa.ForeignKey("baselines.baseline_id"), primary_key=True),
     _col("element_id", ID, sa.ForeignKey("elements.element_id"), primary_key=True),
     _col("version_id", ID, sa.ForeignKey("element_versions.version_id")),
 )
 
 published_pointers = sa.Table(
-    "published_pointers", metadata,
+    "published_pointers",
+    metadata,
     _col("repo_key", REPO, sa.ForeignKey("repositories.repo_key"), primary_key=True),
     _col("baseline_id", ID, sa.ForeignKey("baselines.baseline_id"), nullable=True),
     _col("revision", sa.Integer),
@@ -160,7 +169,8 @@ published_pointers = sa.Table(
 )
 
 pointer_moves = sa.Table(
-    "pointer_moves", metadata,
+    "pointer_moves",
+    metadata,
     _col("move_id", ID, primary_key=True),
     _col("repo_key", REPO, sa.ForeignKey("repositories.repo_key")),
     _col("from_baseline_id", ID, nullable=True),
@@ -172,7 +182,8 @@ pointer_moves = sa.Table(
 )
 
 proposals = sa.Table(
-    "proposals", metadata,
+    "proposals",
+    metadata,
     _col("proposal_id", ID, primary_key=True),
     _col("repo_key", REPO, sa.ForeignKey("repositories.repo_key")),
     _col("element_id", ID, sa.ForeignKey("elements.element_id")),
@@ -199,7 +210,8 @@ proposals = sa.Table(
 )
 
 decisions = sa.Table(
-    "decisions", metadata,
+    "decisions",
+    metadata,
     _col("decision_id", ID, primary_key=True),
     _col("repo_key", REPO, sa.ForeignKey("repositories.repo_key")),
     _col("element_id", ID, sa.ForeignKey("elements.element_id")),
@@ -214,7 +226,8 @@ decisions = sa.Table(
 )
 
 grants = sa.Table(
-    "grants", metadata,
+    "grants",
+    metadata,
     _col("grant_id", ID, primary_key=True),
     _col("principal_id", PRINCIPAL, index=True),
     _col("role", sa.String(16)),
@@ -226,7 +239,8 @@ grants = sa.Table(
 )
 
 tokens = sa.Table(
-    "tokens", metadata,
+    "tokens",
+    metadata,
     _col("token_id", ID, primary_key=True),
     _col("principal_id", PRINCIPAL),
     _col("token_hash", sa.String(64), unique=True),
@@ -237,7 +251,8 @@ tokens = sa.Table(
 )
 
 idempotency_keys = sa.Table(
-    "idempotency_keys", metadata,
+    "idempotency_keys",
+    metadata,
     _col("repo_key", REPO, primary_key=True),
     _col("principal_id", PRINCIPAL, primary_key=True),
     _col("client_request_id", sa.String(200), primary_key=True),
@@ -247,14 +262,16 @@ idempotency_keys = sa.Table(
 )
 
 audit_chain_heads = sa.Table(
-    "audit_chain_heads", metadata,
+    "audit_chain_heads",
+    metadata,
     _col("chain_key", REPO, primary_key=True),
     _col("last_seq", sa.Integer),
     _col("last_hash", sa.String(64)),
 )
 
 audit_events = sa.Table(
-    "audit_events", metadata,
+    "audit_events",
+    metadata,
     _col("event_id", sa.Integer, primary_key=True, autoincrement=True),
     _col("chain_key", REPO),
     _col("chain_seq", sa.Integer),
@@ -276,7 +293,8 @@ audit_events = sa.Table(
 )
 
 access_log = sa.Table(
-    "access_log", metadata,
+    "access_log",
+    metadata,
     _col("access_id", sa.Integer, primary_key=True, autoincrement=True),
     _col("at", TS),
     _col("principal_id", PRINCIPAL),

@@ -27,46 +27,77 @@ from storage.store_governance import GovernanceStore
 def element_from_row(r: Row[Any]) -> Element:
     """Map an ``elements`` row."""
     return Element(
-        element_id=r.element_id, repo_key=r.repo_key, element_kind=r.element_kind,
-        type_key=r.type_key, source_kind=SourceKind(r.source_kind),
-        classification=Classification(r.classification), created_at=r.created_at,
-        created_by=r.created_by, head_version_id=r.head_version_id, head_seq=r.head_seq,
-        retired_at=r.retired_at, retired_by=r.retired_by,
+        element_id=r.element_id,
+        repo_key=r.repo_key,
+        element_kind=r.element_kind,
+        type_key=r.type_key,
+        source_kind=SourceKind(r.source_kind),
+        classification=Classification(r.classification),
+        created_at=r.created_at,
+        created_by=r.created_by,
+        head_version_id=r.head_version_id,
+        head_seq=r.head_seq,
+        retired_at=r.retired_at,
+        retired_by=r.retired_by,
     )
 
 
 def version_from_row(r: Row[Any]) -> ElementVersion:
     """Map an ``element_versions`` row."""
     return ElementVersion(
-        version_id=r.version_id, element_id=r.element_id, seq=r.seq,
-        parent_version_id=r.parent_version_id, title=r.title, body=r.body,
-        metadata=dict(r.metadata or {}), content_sha256=r.content_sha256,
+        version_id=r.version_id,
+        element_id=r.element_id,
+        seq=r.seq,
+        parent_version_id=r.parent_version_id,
+        title=r.title,
+        body=r.body,
+        metadata=dict(r.metadata or {}),
+        content_sha256=r.content_sha256,
         recorded_at=r.recorded_at,
-        provenance=Provenance(r.actor_type, r.actor_id, r.tool_id, r.source_repo, r.commit_sha,
-                              r.path),
-        erased_at=r.erased_at, erased_by=r.erased_by, erasure_reason=r.erasure_reason,
+        provenance=Provenance(
+            r.actor_type, r.actor_id, r.tool_id, r.source_repo, r.commit_sha, r.path
+        ),
+        erased_at=r.erased_at,
+        erased_by=r.erased_by,
+        erasure_reason=r.erasure_reason,
     )
 
 
 def relationship_from_row(r: Row[Any]) -> Relationship:
     """Map a ``relationships`` row."""
     return Relationship(
-        relationship_id=r.relationship_id, repo_key=r.repo_key,
-        relationship_kind=RelationshipKind(r.relationship_kind), type_key=r.type_key,
-        source_element_id=r.source_element_id, target_element_id=r.target_element_id,
-        metadata=dict(r.metadata or {}), recorded_at=r.recorded_at, recorded_by=r.recorded_by,
-        retired_at=r.retired_at, retired_by=r.retired_by,
+        relationship_id=r.relationship_id,
+        repo_key=r.repo_key,
+        relationship_kind=RelationshipKind(r.relationship_kind),
+        type_key=r.type_key,
+        source_element_id=r.source_element_id,
+        target_element_id=r.target_element_id,
+        metadata=dict(r.metadata or {}),
+        recorded_at=r.recorded_at,
+        recorded_by=r.recorded_by,
+        retired_at=r.retired_at,
+        retired_by=r.retired_by,
     )
 
 
 def event_from_row(r: Row[Any]) -> AuditEvent:
     """Map an ``audit_events`` row."""
     return AuditEvent(
-        chain_key=r.chain_key, event_type=r.event_type, occurred_at=r.occurred_at, actor=r.actor,
-        on_behalf_of=r.on_behalf_of, purpose=r.purpose, element_id=r.element_id,
-        version_id=r.version_id, proposal_id=r.proposal_id, baseline_id=r.baseline_id,
-        payload=dict(r.payload or {}), event_id=r.event_id, chain_seq=r.chain_seq,
-        prev_hash=r.prev_hash, hash=r.hash,
+        chain_key=r.chain_key,
+        event_type=r.event_type,
+        occurred_at=r.occurred_at,
+        actor=r.actor,
+        on_behalf_of=r.on_behalf_of,
+        purpose=r.purpose,
+        element_id=r.element_id,
+        version_id=r.version_id,
+        proposal_id=r.proposal_id,
+        baseline_id=r.baseline_id,
+        payload=dict(r.payload or {}),
+        event_id=r.event_id,
+        chain_seq=r.chain_seq,
+        prev_hash=r.prev_hash,
+        hash=r.hash,
     )
 
 
@@ -79,29 +110,48 @@ class Store(GovernanceStore):
     # -- tenancy -------------------------------------------------------------------------
     def ensure_tenant_and_org(self, ref: RepoRef, at: datetime) -> None:
         """Create the tenant and organization rows if missing."""
-        if not self.conn.execute(sa.select(t.tenants.c.tenant_id).where(
-                t.tenants.c.tenant_id == ref.tenant_id)).first():
+        if not self.conn.execute(
+            sa.select(t.tenants.c.tenant_id).where(t.tenants.c.tenant_id == ref.tenant_id)
+        ).first():
             self.conn.execute(t.tenants.insert().values(tenant_id=ref.tenant_id, created_at=at))
-        if not self.conn.execute(sa.select(t.organizations.c.org_key).where(
-                t.organizations.c.org_key == ref.org_key)).first():
-            self.conn.execute(t.organizations.insert().values(
-                org_key=ref.org_key, tenant_id=ref.tenant_id,
-                organization_id=ref.organization_id, created_at=at))
+        if not self.conn.execute(
+            sa.select(t.organizations.c.org_key).where(t.organizations.c.org_key == ref.org_key)
+        ).first():
+            self.conn.execute(
+                t.organizations.insert().values(
+                    org_key=ref.org_key,
+                    tenant_id=ref.tenant_id,
+                    organization_id=ref.organization_id,
+                    created_at=at,
+                )
+            )
 
     def insert_repository(self, repo: Repository) -> None:
         """Insert a repository and its (empty) published pointer."""
         ref = repo.ref
-        self.conn.execute(t.repositories.insert().values(
-            repo_key=ref.key, tenant_id=ref.tenant_id, organization_id=ref.organization_id,
-            repository_id=ref.repository_id, org_key=ref.org_key, created_at=repo.created_at,
-            created_by=repo.created_by, legal_hold=False))
-        self.conn.execute(t.published_pointers.insert().values(
-            repo_key=ref.key, baseline_id=None, revision=0, moved_at=None))
+        self.conn.execute(
+            t.repositories.insert().values(
+                repo_key=ref.key,
+                tenant_id=ref.tenant_id,
+                organization_id=ref.organization_id,
+                repository_id=ref.repository_id,
+                org_key=ref.org_key,
+                created_at=repo.created_at,
+                created_by=repo.created_by,
+                legal_hold=False,
+            )
+        )
+        self.conn.execute(
+            t.published_pointers.insert().values(
+                repo_key=ref.key, baseline_id=None, revision=0, moved_at=None
+            )
+        )
 
     def get_repository(self, key: str) -> Repository | None:
         """A repository by ``tenant/org/repo``."""
-        r = self.conn.execute(sa.select(t.repositories).where(
-            t.repositories.c.repo_key == key)).first()
+        r = self.conn.execute(
+            sa.select(t.repositories).where(t.repositories.c.repo_key == key)
+        ).first()
         if r is None:
             return None
         ref = RepoRef(r.tenant_id, r.organization_id, r.repository_id)
@@ -116,17 +166,29 @@ class Store(GovernanceStore):
 
     def set_legal_hold(self, key: str, held: bool, at: datetime, by: str) -> None:
         """Set or release the hold."""
-        self.conn.execute(t.repositories.update().where(t.repositories.c.repo_key == key).values(
-            legal_hold=held, legal_hold_changed_at=at, legal_hold_changed_by=by))
+        self.conn.execute(
+            t.repositories.update()
+            .where(t.repositories.c.repo_key == key)
+            .values(legal_hold=held, legal_hold_changed_at=at, legal_hold_changed_by=by)
+        )
 
     # -- elements and versions -----------------------------------------------------------
     def insert_element(self, el: Element) -> None:
         """Insert an element row (head set separately by ``move_head``)."""
-        self.conn.execute(t.elements.insert().values(
-            element_id=el.element_id, repo_key=el.repo_key, element_kind=el.element_kind,
-            type_key=el.type_key, source_kind=el.source_kind.value,
-            classification=el.classification.value, created_at=el.created_at,
-            created_by=el.created_by, head_version_id=None, head_seq=0))
+        self.conn.execute(
+            t.elements.insert().values(
+                element_id=el.element_id,
+                repo_key=el.repo_key,
+                element_kind=el.element_kind,
+                type_key=el.type_key,
+                source_kind=el.source_kind.value,
+                classification=el.classification.value,
+                created_at=el.created_at,
+                created_by=el.created_by,
+                head_version_id=None,
+                head_seq=0,
+            )
+        )
 
     def get_element(self, element_id: str, *, for_update: bool = False) -> Element | None:
         """An element by id."""
@@ -138,155 +200,252 @@ class Store(GovernanceStore):
         """Compare-and-swap the head from ``expected`` to ``new``; False when another writer won."""
         c = t.elements.c
         cond = c.head_version_id.is_(None) if expected is None else c.head_version_id == expected
-        res = self.conn.execute(t.elements.update().where(c.element_id == element_id, cond)
-                                .values(head_version_id=new.version_id, head_seq=new.seq))
+        res = self.conn.execute(
+            t.elements.update()
+            .where(c.element_id == element_id, cond)
+            .values(head_version_id=new.version_id, head_seq=new.seq)
+        )
         return res.rowcount == 1
 
     def insert_version(self, v: ElementVersion) -> None:
         """Insert an immutable version."""
         p = v.provenance
-        self.conn.execute(t.element_versions.insert().values(
-            version_id=v.version_id, element_id=v.element_id, seq=v.seq,
-            parent_version_id=v.parent_version_id, title=v.title, body=v.body,
-            metadata=v.metadata, content_sha256=v.content_sha256, recorded_at=v.recorded_at,
-            actor_type=p.actor_type, actor_id=p.actor_id, tool_id=p.tool_id,
-            source_repo=p.source_repo, commit_sha=p.commit_sha, path=p.path))
+        self.conn.execute(
+            t.element_versions.insert().values(
+                version_id=v.version_id,
+                element_id=v.element_id,
+                seq=v.seq,
+                parent_version_id=v.parent_version_id,
+                title=v.title,
+                body=v.body,
+                metadata=v.metadata,
+                content_sha256=v.content_sha256,
+                recorded_at=v.recorded_at,
+                actor_type=p.actor_type,
+                actor_id=p.actor_id,
+                tool_id=p.tool_id,
+                source_repo=p.source_repo,
+                commit_sha=p.commit_sha,
+                path=p.path,
+            )
+        )
 
     def get_version(self, version_id: str) -> ElementVersion | None:
         """A version by id."""
-        r = self.conn.execute(sa.select(t.element_versions).where(
-            t.element_versions.c.version_id == version_id)).first()
+        r = self.conn.execute(
+            sa.select(t.element_versions).where(t.element_versions.c.version_id == version_id)
+        ).first()
         return version_from_row(r) if r else None
 
     def list_versions(self, element_id: str) -> list[ElementVersion]:
         """Every version of an element, oldest first."""
-        rows = self.conn.execute(sa.select(t.element_versions).where(
-            t.element_versions.c.element_id == element_id).order_by(t.element_versions.c.seq))
+        rows = self.conn.execute(
+            sa.select(t.element_versions)
+            .where(t.element_versions.c.element_id == element_id)
+            .order_by(t.element_versions.c.seq)
+        )
         return [version_from_row(r) for r in rows]
 
     def head_as_of(self, element_id: str, at: datetime) -> ElementVersion | None:
         """The head as recorded at instant ``at`` (history is linear, so: latest seq by then)."""
         v = t.element_versions.c
-        r = self.conn.execute(sa.select(t.element_versions).where(
-            v.element_id == element_id, v.recorded_at <= at).order_by(v.seq.desc()).limit(1)).first()
+        r = self.conn.execute(
+            sa.select(t.element_versions)
+            .where(v.element_id == element_id, v.recorded_at <= at)
+            .order_by(v.seq.desc())
+            .limit(1)
+        ).first()
         return version_from_row(r) if r else None
 
     def retire_element(self, el: Element) -> None:
         """Persist a retirement."""
-        self.conn.execute(t.elements.update().where(t.elements.c.element_id == el.element_id)
-                          .values(retired_at=el.retired_at, retired_by=el.retired_by))
+        self.conn.execute(
+            t.elements.update()
+            .where(t.elements.c.element_id == el.element_id)
+            .values(retired_at=el.retired_at, retired_by=el.retired_by)
+        )
 
     def save_erasure(self, v: ElementVersion) -> None:
         """Persist a tombstone (the only in-place change a version ever gets)."""
-        self.conn.execute(t.element_versions.update().where(
-            t.element_versions.c.version_id == v.version_id).values(
-            body=v.body, metadata=v.metadata, erased_at=v.erased_at, erased_by=v.erased_by,
-            erasure_reason=v.erasure_reason))
+        self.conn.execute(
+            t.element_versions.update()
+            .where(t.element_versions.c.version_id == v.version_id)
+            .values(
+                body=v.body,
+                metadata=v.metadata,
+                erased_at=v.erased_at,
+                erased_by=v.erased_by,
+                erasure_reason=v.erasure_reason,
+            )
+        )
 
     def canonical_heads(self, repo_key: str) -> dict[str, str]:
         """element_id → head version of every canonical, non-retired element with a head."""
         c = t.elements.c
-        rows = self.conn.execute(sa.select(c.element_id, c.head_version_id).where(
-            c.repo_key == repo_key, c.source_kind == SourceKind.CANONICAL.value,
-            c.retired_at.is_(None), c.head_version_id.is_not(None)))
+        rows = self.conn.execute(
+            sa.select(c.element_id, c.head_version_id).where(
+                c.repo_key == repo_key,
+                c.source_kind == SourceKind.CANONICAL.value,
+                c.retired_at.is_(None),
+                c.head_version_id.is_not(None),
+            )
+        )
         return {r.element_id: r.head_version_id for r in rows}
 
     # -- relationships -------------------------------------------------------------------
     def insert_relationship(self, rel: Relationship) -> None:
         """Append a relationship."""
-        self.conn.execute(t.relationships.insert().values(
-            relationship_id=rel.relationship_id, repo_key=rel.repo_key,
-            relationship_kind=rel.relationship_kind.value, type_key=rel.type_key,
-            source_element_id=rel.source_element_id, target_element_id=rel.target_element_id,
-            metadata=rel.metadata, recorded_at=rel.recorded_at, recorded_by=rel.recorded_by))
+        self.conn.execute(
+            t.relationships.insert().values(
+                relationship_id=rel.relationship_id,
+                repo_key=rel.repo_key,
+                relationship_kind=rel.relationship_kind.value,
+                type_key=rel.type_key,
+                source_element_id=rel.source_element_id,
+                target_element_id=rel.target_element_id,
+                metadata=rel.metadata,
+                recorded_at=rel.recorded_at,
+                recorded_by=rel.recorded_by,
+            )
+        )
 
     def get_relationship(self, relationship_id: str) -> Relationship | None:
         """A relationship by id."""
-        r = self.conn.execute(sa.select(t.relationships).where(
-            t.relationships.c.relationship_id == relationship_id)).first()
+        r = self.conn.execute(
+            sa.select(t.relationships).where(t.relationships.c.relationship_id == relationship_id)
+        ).first()
         return relationship_from_row(r) if r else None
 
     def retire_relationship(self, relationship_id: str, at: datetime, by: str) -> bool:
         """Mark retired; False when it already was."""
         c = t.relationships.c
-        res = self.conn.execute(t.relationships.update().where(
-            c.relationship_id == relationship_id, c.retired_at.is_(None)).values(
-            retired_at=at, retired_by=by))
+        res = self.conn.execute(
+            t.relationships.update()
+            .where(c.relationship_id == relationship_id, c.retired_at.is_(None))
+            .values(retired_at=at, retired_by=by)
+        )
         return res.rowcount == 1
 
-    def relationships_of(self, element_id: str, as_of: datetime | None = None
-                         ) -> list[Relationship]:
+    def relationships_of(
+        self, element_id: str, as_of: datetime | None = None
+    ) -> list[Relationship]:
         """Relationships touching an element, live now or at ``as_of``."""
         c = t.relationships.c
         q = sa.select(t.relationships).where(
-            sa.or_(c.source_element_id == element_id, c.target_element_id == element_id))
+            sa.or_(c.source_element_id == element_id, c.target_element_id == element_id)
+        )
         if as_of is None:
             q = q.where(c.retired_at.is_(None))
         else:
-            q = q.where(c.recorded_at <= as_of,
-                        sa.or_(c.retired_at.is_(None), c.retired_at > as_of))
+            q = q.where(
+                c.recorded_at <= as_of, sa.or_(c.retired_at.is_(None), c.retired_at > as_of)
+            )
         return [relationship_from_row(r) for r in self.conn.execute(q.order_by(c.recorded_at))]
 
     # -- baselines and the published pointer --------------------------------------------
     def insert_baseline(self, b: Baseline) -> None:
         """Insert a baseline and its pins."""
-        self.conn.execute(t.baselines.insert().values(
-            baseline_id=b.baseline_id, repo_key=b.repo_key, name=b.name, created_at=b.created_at,
-            created_by=b.created_by, parent_baseline_id=b.parent_baseline_id))
+        self.conn.execute(
+            t.baselines.insert().values(
+                baseline_id=b.baseline_id,
+                repo_key=b.repo_key,
+                name=b.name,
+                created_at=b.created_at,
+                created_by=b.created_by,
+                parent_baseline_id=b.parent_baseline_id,
+            )
+        )
         if b.pins:
-            self.conn.execute(t.baseline_pins.insert(), [
-                {"baseline_id": b.baseline_id, "element_id": e, "version_id": v}
-                for e, v in sorted(b.pins.items())])
+            self.conn.execute(
+                t.baseline_pins.insert(),
+                [
+                    {"baseline_id": b.baseline_id, "element_id": e, "version_id": v}
+                    for e, v in sorted(b.pins.items())
+                ],
+            )
 
     def get_baseline(self, baseline_id: str) -> Baseline | None:
         """A baseline with its pins."""
-        r = self.conn.execute(sa.select(t.baselines).where(
-            t.baselines.c.baseline_id == baseline_id)).first()
+        r = self.conn.execute(
+            sa.select(t.baselines).where(t.baselines.c.baseline_id == baseline_id)
+        ).first()
         if r is None:
             return None
-        pins = {p.element_id: p.version_id for p in self.conn.execute(
-            sa.select(t.baseline_pins).where(t.baseline_pins.c.baseline_id == baseline_id))}
-        return Baseline(r.baseline_id, r.repo_key, r.name, r.created_at, r.created_by, pins,
-                        r.parent_baseline_id)
+        pins = {
+            p.element_id: p.version_id
+            for p in self.conn.execute(
+                sa.select(t.baseline_pins).where(t.baseline_pins.c.baseline_id == baseline_id)
+            )
+        }
+        return Baseline(
+            r.baseline_id,
+            r.repo_key,
+            r.name,
+            r.created_at,
+            r.created_by,
+            pins,
+            r.parent_baseline_id,
+        )
 
     def list_baselines(self, repo_key: str) -> list[dict[str, Any]]:
         """Baselines of a repository, newest first (without pins)."""
         c = t.baselines.c
-        rows = self.conn.execute(sa.select(t.baselines).where(c.repo_key == repo_key)
-                                 .order_by(c.created_at.desc()))
+        rows = self.conn.execute(
+            sa.select(t.baselines).where(c.repo_key == repo_key).order_by(c.created_at.desc())
+        )
         return [dict(r._mapping) for r in rows]
 
     def get_pointer(self, repo_key: str) -> tuple[str | None, int]:
         """(published baseline id, revision)."""
-        r = self.conn.execute(sa.select(t.published_pointers).where(
-            t.published_pointers.c.repo_key == repo_key)).one()
+        r = self.conn.execute(
+            sa.select(t.published_pointers).where(t.published_pointers.c.repo_key == repo_key)
+        ).one()
         return r.baseline_id, r.revision
 
     def move_pointer(self, repo_key: str, expected_revision: int, to: str, at: datetime) -> bool:
         """Compare-and-swap the pointer on its revision; False when another promotion won."""
         c = t.published_pointers.c
-        res = self.conn.execute(t.published_pointers.update().where(
-            c.repo_key == repo_key, c.revision == expected_revision).values(
-            baseline_id=to, revision=expected_revision + 1, moved_at=at))
+        res = self.conn.execute(
+            t.published_pointers.update()
+            .where(c.repo_key == repo_key, c.revision == expected_revision)
+            .values(baseline_id=to, revision=expected_revision + 1, moved_at=at)
+        )
         return res.rowcount == 1
 
     def insert_move(self, m: PointerMove) -> None:
         """Record a pointer move."""
-        self.conn.execute(t.pointer_moves.insert().values(
-            move_id=m.move_id, repo_key=m.repo_key, from_baseline_id=m.from_baseline_id,
-            to_baseline_id=m.to_baseline_id, at=m.at, by=m.by, reason=m.reason))
+        self.conn.execute(
+            t.pointer_moves.insert().values(
+                move_id=m.move_id,
+                repo_key=m.repo_key,
+                from_baseline_id=m.from_baseline_id,
+                to_baseline_id=m.to_baseline_id,
+                at=m.at,
+                by=m.by,
+                reason=m.reason,
+            )
+        )
 
     def pointer_as_of(self, repo_key: str, at: datetime) -> str | None:
         """The published baseline at instant ``at`` (None before the first promotion)."""
         c = t.pointer_moves.c
-        r = self.conn.execute(sa.select(c.to_baseline_id).where(
-            c.repo_key == repo_key, c.at <= at).order_by(c.at.desc(), c.move_id).limit(1)).first()
+        r = self.conn.execute(
+            sa.select(c.to_baseline_id)
+            .where(c.repo_key == repo_key, c.at <= at)
+            .order_by(c.at.desc(), c.move_id)
+            .limit(1)
+        ).first()
         return r.to_baseline_id if r else None
 
     def list_moves(self, repo_key: str) -> list[PointerMove]:
         """Every recorded move, oldest first."""
         c = t.pointer_moves.c
-        rows = self.conn.execute(sa.select(t.pointer_moves).where(c.repo_key == repo_key)
-                                 .order_by(c.at))
-        return [PointerMove(r.move_id, r.repo_key, r.from_baseline_id, r.to_baseline_id, r.at,
-                            r.by, r.reason) for r in rows]
+        rows = self.conn.execute(
+            sa.select(t.pointer_moves).where(c.repo_key == repo_key).order_by(c.at)
+        )
+        return [
+            PointerMove(
+                r.move_id, r.repo_key, r.from_baseline_id, r.to_baseline_id, r.at, r.by, r.reason
+            )
+            for r in rows
+        ]

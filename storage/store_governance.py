@@ -18,20 +18,8 @@ from domain.model import (
     SelectorKind,
     TargetSelector,
 )
+from domain.permissions import GrantRecord
 from storage import schema as t
-
-
-@dataclass(frozen=True)
-class GrantRecord:
-    """A role granted to a principal on a scope, with a clearance."""
-
-    grant_id: str
-    principal_id: str
-    role: str
-    scope_key: str
-    clearance: str
-    created_at: datetime
-    created_by: str
 
 
 @dataclass(frozen=True)
@@ -48,24 +36,36 @@ class TokenRecord:
 def proposal_from_row(r: Row[Any]) -> Proposal:
     """Map a ``proposals`` row."""
     return Proposal(
-        proposal_id=r.proposal_id, repo_key=r.repo_key, element_id=r.element_id,
-        change_kind=ChangeKind(r.change_kind), summary=r.summary,
+        proposal_id=r.proposal_id,
+        repo_key=r.repo_key,
+        element_id=r.element_id,
+        change_kind=ChangeKind(r.change_kind),
+        summary=r.summary,
         proposed_by=Provenance(r.proposer_actor_type, r.proposer_actor_id, r.proposer_tool_id),
         created_at=r.created_at,
         target_selector=TargetSelector(SelectorKind(r.selector_kind), r.selector_baseline_id),
-        target_element_id=r.target_element_id, target_version_id=r.target_version_id,
-        status=ProposalStatus(r.status), has_conflicts=bool(r.has_conflicts),
-        client_request_id=r.client_request_id, rebased_from=r.rebased_from,
-        rebased_to=r.rebased_to, result_version_id=r.result_version_id,
-        decided_at=r.decided_at, decided_by=r.decided_by,
+        target_element_id=r.target_element_id,
+        target_version_id=r.target_version_id,
+        status=ProposalStatus(r.status),
+        has_conflicts=bool(r.has_conflicts),
+        client_request_id=r.client_request_id,
+        rebased_from=r.rebased_from,
+        rebased_to=r.rebased_to,
+        result_version_id=r.result_version_id,
+        decided_at=r.decided_at,
+        decided_by=r.decided_by,
     )
 
 
 def _proposal_values(p: Proposal) -> dict[str, Any]:
     return {
-        "status": p.status.value, "summary": p.summary, "has_conflicts": p.has_conflicts,
-        "rebased_to": p.rebased_to, "result_version_id": p.result_version_id,
-        "decided_at": p.decided_at, "decided_by": p.decided_by,
+        "status": p.status.value,
+        "summary": p.summary,
+        "has_conflicts": p.has_conflicts,
+        "rebased_to": p.rebased_to,
+        "result_version_id": p.result_version_id,
+        "decided_at": p.decided_at,
+        "decided_by": p.decided_by,
     }
 
 
@@ -77,38 +77,54 @@ class GovernanceStore:
     # -- proposals -----------------------------------------------------------------------
     def insert_proposal(self, p: Proposal, create_spec: dict[str, Any] | None = None) -> None:
         """Insert a proposal record."""
-        self.conn.execute(t.proposals.insert().values(
-            proposal_id=p.proposal_id, repo_key=p.repo_key, element_id=p.element_id,
-            change_kind=p.change_kind.value, target_element_id=p.target_element_id,
-            target_version_id=p.target_version_id, selector_kind=p.target_selector.kind.value,
-            selector_baseline_id=p.target_selector.baseline_id,
-            proposer_actor_type=p.proposed_by.actor_type,
-            proposer_actor_id=p.proposed_by.actor_id, proposer_tool_id=p.proposed_by.tool_id,
-            client_request_id=p.client_request_id, rebased_from=p.rebased_from,
-            create_spec=create_spec, created_at=p.created_at, **_proposal_values(p)))
+        self.conn.execute(
+            t.proposals.insert().values(
+                proposal_id=p.proposal_id,
+                repo_key=p.repo_key,
+                element_id=p.element_id,
+                change_kind=p.change_kind.value,
+                target_element_id=p.target_element_id,
+                target_version_id=p.target_version_id,
+                selector_kind=p.target_selector.kind.value,
+                selector_baseline_id=p.target_selector.baseline_id,
+                proposer_actor_type=p.proposed_by.actor_type,
+                proposer_actor_id=p.proposed_by.actor_id,
+                proposer_tool_id=p.proposed_by.tool_id,
+                client_request_id=p.client_request_id,
+                rebased_from=p.rebased_from,
+                create_spec=create_spec,
+                created_at=p.created_at,
+                **_proposal_values(p),
+            )
+        )
 
     def get_proposal(self, proposal_id: str) -> Proposal | None:
         """A proposal by id."""
-        r = self.conn.execute(sa.select(t.proposals).where(
-            t.proposals.c.proposal_id == proposal_id)).first()
+        r = self.conn.execute(
+            sa.select(t.proposals).where(t.proposals.c.proposal_id == proposal_id)
+        ).first()
         return proposal_from_row(r) if r else None
 
     def get_create_spec(self, proposal_id: str) -> dict[str, Any]:
         """What a CREATE proposal asks for (kind, type_key, classification)."""
-        r = self.conn.execute(sa.select(t.proposals.c.create_spec).where(
-            t.proposals.c.proposal_id == proposal_id)).one()
+        r = self.conn.execute(
+            sa.select(t.proposals.c.create_spec).where(t.proposals.c.proposal_id == proposal_id)
+        ).one()
         return dict(r.create_spec or {})
 
     def save_proposal(self, p: Proposal, expected_status: ProposalStatus) -> bool:
         """Update mutable fields, compare-and-swap on the status; False when it changed."""
         c = t.proposals.c
-        res = self.conn.execute(t.proposals.update().where(
-            c.proposal_id == p.proposal_id, c.status == expected_status.value).values(
-            **_proposal_values(p)))
+        res = self.conn.execute(
+            t.proposals.update()
+            .where(c.proposal_id == p.proposal_id, c.status == expected_status.value)
+            .values(**_proposal_values(p))
+        )
         return res.rowcount == 1
 
-    def list_proposals(self, repo_key: str, status: ProposalStatus | None = None,
-                       proposer: str | None = None) -> list[Proposal]:
+    def list_proposals(
+        self, repo_key: str, status: ProposalStatus | None = None, proposer: str | None = None
+    ) -> list[Proposal]:
         """Proposals of a repository, oldest first."""
         c = t.proposals.c
         q = sa.select(t.proposals).where(c.repo_key == repo_key)
@@ -126,79 +142,154 @@ class GovernanceStore:
     def get_idempotency(self, repo_key: str, principal: str, key: str) -> Row[Any] | None:
         """A previous request with the same client_request_id."""
         c = t.idempotency_keys.c
-        return self.conn.execute(sa.select(t.idempotency_keys).where(
-            c.repo_key == repo_key, c.principal_id == principal, c.client_request_id == key)
+        return self.conn.execute(
+            sa.select(t.idempotency_keys).where(
+                c.repo_key == repo_key, c.principal_id == principal, c.client_request_id == key
+            )
         ).first()
 
-    def insert_idempotency(self, repo_key: str, principal: str, key: str, fingerprint: str,
-                           proposal_id: str, at: datetime) -> None:
+    def insert_idempotency(
+        self,
+        repo_key: str,
+        principal: str,
+        key: str,
+        fingerprint: str,
+        proposal_id: str,
+        at: datetime,
+    ) -> None:
         """Remember a client_request_id (a concurrent duplicate fails on the primary key)."""
-        self.conn.execute(t.idempotency_keys.insert().values(
-            repo_key=repo_key, principal_id=principal, client_request_id=key,
-            request_fingerprint=fingerprint, proposal_id=proposal_id, created_at=at))
+        self.conn.execute(
+            t.idempotency_keys.insert().values(
+                repo_key=repo_key,
+                principal_id=principal,
+                client_request_id=key,
+                request_fingerprint=fingerprint,
+                proposal_id=proposal_id,
+                created_at=at,
+            )
+        )
 
     # -- grants and tokens ---------------------------------------------------------------
     def grants_for(self, principals: list[str]) -> list[GrantRecord]:
         """Every grant of the given principals."""
-        rows = self.conn.execute(sa.select(t.grants).where(
-            t.grants.c.principal_id.in_(principals)))
-        return [GrantRecord(r.grant_id, r.principal_id, r.role, r.scope_key, r.clearance,
-                            r.created_at, r.created_by) for r in rows]
+        rows = self.conn.execute(sa.select(t.grants).where(t.grants.c.principal_id.in_(principals)))
+        return [
+            GrantRecord(
+                r.grant_id,
+                r.principal_id,
+                r.role,
+                r.scope_key,
+                r.clearance,
+                r.created_at,
+                r.created_by,
+            )
+            for r in rows
+        ]
 
     def grants_on(self, scope_key: str) -> list[GrantRecord]:
         """Grants made exactly on a scope."""
-        rows = self.conn.execute(sa.select(t.grants).where(t.grants.c.scope_key == scope_key)
-                                 .order_by(t.grants.c.principal_id, t.grants.c.role))
-        return [GrantRecord(r.grant_id, r.principal_id, r.role, r.scope_key, r.clearance,
-                            r.created_at, r.created_by) for r in rows]
+        rows = self.conn.execute(
+            sa.select(t.grants)
+            .where(t.grants.c.scope_key == scope_key)
+            .order_by(t.grants.c.principal_id, t.grants.c.role)
+        )
+        return [
+            GrantRecord(
+                r.grant_id,
+                r.principal_id,
+                r.role,
+                r.scope_key,
+                r.clearance,
+                r.created_at,
+                r.created_by,
+            )
+            for r in rows
+        ]
 
     def upsert_grant(self, g: GrantRecord) -> None:
         """Insert a grant, or update the clearance of the same (principal, role, scope)."""
         c = t.grants.c
-        res = self.conn.execute(t.grants.update().where(
-            c.principal_id == g.principal_id, c.role == g.role, c.scope_key == g.scope_key
-        ).values(clearance=g.clearance))
+        res = self.conn.execute(
+            t.grants.update()
+            .where(c.principal_id == g.principal_id, c.role == g.role, c.scope_key == g.scope_key)
+            .values(clearance=g.clearance)
+        )
         if res.rowcount == 0:
-            self.conn.execute(t.grants.insert().values(
-                grant_id=g.grant_id, principal_id=g.principal_id, role=g.role,
-                scope_key=g.scope_key, clearance=g.clearance, created_at=g.created_at,
-                created_by=g.created_by))
+            self.conn.execute(
+                t.grants.insert().values(
+                    grant_id=g.grant_id,
+                    principal_id=g.principal_id,
+                    role=g.role,
+                    scope_key=g.scope_key,
+                    clearance=g.clearance,
+                    created_at=g.created_at,
+                    created_by=g.created_by,
+                )
+            )
 
     def delete_grant(self, principal: str, role: str, scope_key: str) -> bool:
         """Remove a grant; False when there was none."""
         c = t.grants.c
-        res = self.conn.execute(t.grants.delete().where(
-            c.principal_id == principal, c.role == role, c.scope_key == scope_key))
+        res = self.conn.execute(
+            t.grants.delete().where(
+                c.principal_id == principal, c.role == role, c.scope_key == scope_key
+            )
+        )
         return res.rowcount > 0
 
-    def insert_token(self, token_id: str, principal: str, token_hash: str, at: datetime,
-                     by: str) -> None:
+    def insert_token(
+        self, token_id: str, principal: str, token_hash: str, at: datetime, by: str
+    ) -> None:
         """Store a token's hash."""
-        self.conn.execute(t.tokens.insert().values(
-            token_id=token_id, principal_id=principal, token_hash=token_hash, created_at=at,
-            created_by=by))
+        self.conn.execute(
+            t.tokens.insert().values(
+                token_id=token_id,
+                principal_id=principal,
+                token_hash=token_hash,
+                created_at=at,
+                created_by=by,
+            )
+        )
 
     def token_by_hash(self, token_hash: str) -> TokenRecord | None:
         """Look a token up by the hash of its secret."""
-        r = self.conn.execute(sa.select(t.tokens).where(t.tokens.c.token_hash == token_hash)).first()
-        return TokenRecord(r.token_id, r.principal_id, r.created_at, r.created_by,
-                           r.revoked_at) if r else None
+        r = self.conn.execute(
+            sa.select(t.tokens).where(t.tokens.c.token_hash == token_hash)
+        ).first()
+        return (
+            TokenRecord(r.token_id, r.principal_id, r.created_at, r.created_by, r.revoked_at)
+            if r
+            else None
+        )
 
     def get_token(self, token_id: str) -> TokenRecord | None:
         """A token record by id."""
         r = self.conn.execute(sa.select(t.tokens).where(t.tokens.c.token_id == token_id)).first()
-        return TokenRecord(r.token_id, r.principal_id, r.created_at, r.created_by,
-                           r.revoked_at) if r else None
+        return (
+            TokenRecord(r.token_id, r.principal_id, r.created_at, r.created_by, r.revoked_at)
+            if r
+            else None
+        )
 
     def revoke_token(self, token_id: str, at: datetime, by: str) -> None:
         """Mark a token revoked."""
-        self.conn.execute(t.tokens.update().where(t.tokens.c.token_id == token_id).values(
-            revoked_at=at, revoked_by=by))
+        self.conn.execute(
+            t.tokens.update()
+            .where(t.tokens.c.token_id == token_id)
+            .values(revoked_at=at, revoked_by=by)
+        )
 
     # -- audit and access log ------------------------------------------------------------
-    def audit_events(self, chain_key: str, *, since: datetime | None = None,
-                     until: datetime | None = None, element_id: str | None = None,
-                     actor: str | None = None, limit: int | None = None) -> list[AuditEvent]:
+    def audit_events(
+        self,
+        chain_key: str,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        element_id: str | None = None,
+        actor: str | None = None,
+        limit: int | None = None,
+    ) -> list[AuditEvent]:
         """Events of one chain in chain order, filtered."""
         from storage.store import event_from_row
 
@@ -217,17 +308,36 @@ class GovernanceStore:
             q = q.limit(limit)
         return [event_from_row(r) for r in self.conn.execute(q)]
 
-    def log_access(self, at: datetime, principal: str, on_behalf_of: str | None,
-                   purpose: str | None, operation: str, repo_key: str | None,
-                   subject: dict[str, Any]) -> None:
+    def log_access(
+        self,
+        at: datetime,
+        principal: str,
+        on_behalf_of: str | None,
+        purpose: str | None,
+        operation: str,
+        repo_key: str | None,
+        subject: dict[str, Any],
+    ) -> None:
         """Append to the access log (reads)."""
-        self.conn.execute(t.access_log.insert().values(
-            at=at, principal_id=principal, on_behalf_of=on_behalf_of, purpose=purpose,
-            operation=operation, repo_key=repo_key, subject=subject))
+        self.conn.execute(
+            t.access_log.insert().values(
+                at=at,
+                principal_id=principal,
+                on_behalf_of=on_behalf_of,
+                purpose=purpose,
+                operation=operation,
+                repo_key=repo_key,
+                subject=subject,
+            )
+        )
 
     def access_log(self, repo_key: str, limit: int = 1000) -> list[dict[str, Any]]:
         """Recent reads of a repository, newest first."""
         c = t.access_log.c
-        rows = self.conn.execute(sa.select(t.access_log).where(c.repo_key == repo_key)
-                                 .order_by(c.access_id.desc()).limit(limit))
+        rows = self.conn.execute(
+            sa.select(t.access_log)
+            .where(c.repo_key == repo_key)
+            .order_by(c.access_id.desc())
+            .limit(limit)
+        )
         return [dict(r._mapping) for r in rows]

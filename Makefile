@@ -1,0 +1,49 @@
+# Two commands for a newcomer (see README):
+#   make demo   install, initialise ./.ameide and run the governed-loop demo through the CLI
+#   make test   install the test tools and run every check: ruff, mypy, import-linter, pytest
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test install dev lint typecheck contracts pytest bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+dev: $(VENV)/.installed-dev
+
+demo: install
+	$(BIN)/python scripts/demo.py
+
+lint: dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: dev
+	$(BIN)/mypy
+
+contracts: dev
+	$(BIN)/lint-imports
+
+# pytest exits 5 when it collected no test: that must fail, never pass silently.
+pytest: dev
+	@$(BIN)/pytest -p no:cacheprovider; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest ran no test: failing" >&2; exit 1; fi; exit $$rc
+
+test: lint typecheck contracts pytest
+
+bench: dev
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .ameide .pytest_cache .mypy_cache .ruff_cache

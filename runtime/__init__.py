@@ -1,0 +1,45 @@
+"""The composition root: settings → engine, authorizer, clock → ``MemoryService``.
+
+Entrypoints (CLI, MCP, servers, smoke) call ``build_app`` once per process; nothing is created
+at import time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from service.app import MemoryService
+from service.authz import Authorizer
+from service.clock import Clock
+from service.settings import Settings
+from storage import migrate as migrations
+from storage.db import SqlAlchemyUnitOfWork, make_engine
+
+
+@dataclass
+class App:
+    """What an entrypoint holds: settings, the engine and the service."""
+
+    settings: Settings
+    engine: Any
+    service: MemoryService
+
+    def close(self) -> None:
+        """Release database connections."""
+        self.engine.dispose()
+
+
+def build_app(settings: Settings, *, migrate: bool = False) -> App:
+    """Wire storage, authorization and the clock into a service (no work at import time)."""
+    url = settings.resolved_database_url
+    if url.startswith("sqlite"):
+        settings.home.mkdir(parents=True, exist_ok=True)
+    if migrate:
+        migrations.upgrade(url)
+    engine = make_engine(url)
+
+    def uow_factory(readonly: bool = False) -> SqlAlchemyUnitOfWork:
+        return SqlAlchemyUnitOfWork(engine, readonly=readonly)
+
+    return App(settings, engine, MemoryService(uow_factory, Authorizer(), Clock()))

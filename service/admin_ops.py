@@ -1,0 +1,262 @@
+"""Use cases: repositories, grants, tokens, legal hold."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Any
+
+from domain.audit import GLOBAL_CHAIN
+from domain.errors import (
+    AlreadyExists,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    Unauthenticated,
+)
+from domain.permissions import Action, GrantRecord, Role
+from domain.repository import Repository
+from domain.values import Classification, RepoRef, new_id, validate_principal
+from service.authz import Caller
+from service.core import ServiceCore
+from service.views import iso
+
+TOKEN_PREFIX = "amt_"  # noqa: S105 - a prefix, not a secret
+
+
+def hash_token(secret: str) -> str:
+    """Tokens are stored as SHA-256 of the secret (high-entropy secrets need no slow hash)."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def parse_scope(scope: str) -> str:
+    """``*``, ``tenant``, ``tenant/org`` or ``tenant/org/repo``."""
+    if scope == "*":
+        return scope
+    parts = scope.split("/")
+    if len(parts) == 3:
+        return RepoRef.parse(scope).key
+    if len(parts) in (1, 2):
+        # Validate segments with the repository rule by padding a dummy repository.
+        RepoRef.parse("/".join([*parts, "x", "x"][:3]))
+        return scope
+    raise InvalidArgument(
+        f"malformed scope {scope!r}: expected *, TENANT, TENANT/ORG or TENANT/ORG/REPO",
+        field="scope",
+    )
+
+
+class AdminOps(ServiceCore):
+    """Tenancy and identity administration."""
+
+    def _require_admin_over(self, uow: Any, caller: Caller, scope: str) -> None:
+        if len(scope.split("/")) == 3:
+            self.gate(uow, caller, scope, Action.ADMIN)
+            return
+        if not self.permission(uow, caller, scope).can(Action.ADMIN):
+            raise PermissionDenied(f"{caller.principal_id} is not an admin of {scope}")
+
+    def bootstrap_admin(self, principal: str) -> dict[str, Any]:
+        """Grant global admin to the first administrator (``ameide init --admin``); idempotent."""
+        validate_principal(principal)
+        with self._uow() as uow:
+            admins = [g for g in uow.store.grants_on("*") if g.role == Role.ADMIN.value]
+            if any(g.principal_id == principal for g in admins):
+                return {"principal_id": principal, "role": "admin", "scope": "*", "created": False}
+            if admins:
+                raise PermissionDenied("an administrator already exists; ask them for a grant")
+            self._write_grant(
+                uow,
+                Caller("service:ameide-init", purpose="bootstrap"),
+                principal,
+                Role.ADMIN,
+                "*",
+                Classification.RESTRICTED,
+            )
+            uow.commit()
+        return {"principal_id": principal, "role": "admin", "scope": "*", "created": True}
+
+    def create_repository(self, caller: Caller, repo: str) -> dict[str, Any]:
+        """Create ``tenant/org/repo`` (admin of the organization, tenant or everything)."""
+        ref = RepoRef.parse(repo)
+        with self._uow() as uow:
+            if not self.permission(uow, caller, ref.key).can(Action.ADMIN):
+                raise PermissionDenied(
+                    f"{caller.principal_id} may not create repositories in {ref.org_key}"
+                )
+            if uow.store.get_repository(ref.key) is not None:
+                raise AlreadyExists(f"repository {ref.key} already exists", repository=ref.key)
+            at = self.clock.now()
+            uow.store.ensure_tenant_and_org(ref, at)
+            uow.store.insert_repository(Repository(ref, at, caller.principal_id))
+            self.event(
+                uow, caller, ref.key, "repository.created", at, payload={"repository": ref.key}
+            )
+            uow.commit()
+        return {
+            "repository_id": ref.key,
+            "tenant_id": ref.tenant_id,
+            "organization_id": ref.organization_id,
+            "created_at": iso(at),
+        }
+
+    def grant(
+        self, caller: Caller, principal: str, role: str, scope: str, clearance: str | None = None
+    ) -> dict[str, Any]:
+        """Grant a role with a clearance on a scope (admin of that scope)."""
+        validate_principal(principal)
+        role_ = Role.parse(role)
+        level = Classification.parse(clearance) if clearance else Classification.INTERNAL
+        scope = parse_scope(scope)
+        with self._uow() as uow:
+            self._require_admin_over(uow, caller, scope)
+            at = self._write_grant(uow, caller, principal, role_, scope, level)
+            uow.commit()
+        return {
+            "principal_id": principal,
+            "role": role_.value,
+            "scope": scope,
+            "clearance": level.value,
+            "granted_at": iso(at),
+        }
+
+    def _write_grant(
+        self,
+        uow: Any,
+        caller: Caller,
+        principal: str,
+        role: Role,
+        scope: str,
+        level: Classification,
+    ) -> Any:
+        at = self.clock.now()
+        uow.store.upsert_grant(
+            GrantRecord(
+                new_id("gr"), principal, role.value, scope, level.value, at, caller.principal_id
+            )
+        )
+        chain = scope if len(scope.split("/")) == 3 else GLOBAL_CHAIN
+        self.event(
+            uow,
+            caller,
+            chain,
+            "grant.added",
+            at,
+            payload={
+                "principal_id": principal,
+                "role": role.value,
+                "scope": scope,
+                "clearance": level.value,
+            },
+        )
+        return at
+
+    def revoke(self, caller: Caller, principal: str, role: str, scope: str) -> dict[str, Any]:
+        """Remove a grant."""
+        validate_principal(principal)
+        role_ = Role.parse(role)
+        scope = parse_scope(scope)
+        with self._uow() as uow:
+            self._require_admin_over(uow, caller, scope)
+            if not uow.store.delete_grant(principal, role_.value, scope):
+                raise NotFound(f"{principal} has no {role_.value} grant on {scope}")
+            at = self.clock.now()
+            chain = scope if len(scope.split("/")) == 3 else GLOBAL_CHAIN
+            self.event(
+                uow,
+                caller,
+                chain,
+                "grant.revoked",
+                at,
+                payload={"principal_id": principal, "role": role_.value, "scope": scope},
+            )
+            uow.commit()
+        return {"principal_id": principal, "role": role_.value, "scope": scope, "revoked": True}
+
+    def list_grants(self, caller: Caller, scope: str) -> list[dict[str, Any]]:
+        """Grants made on a scope (admin of that scope)."""
+        scope = parse_scope(scope)
+        with self._uow(readonly=True) as uow:
+            self._require_admin_over(uow, caller, scope)
+            return [
+                {
+                    "principal_id": g.principal_id,
+                    "role": g.role,
+                    "scope": g.scope_key,
+                    "clearance": g.clearance,
+                    "created_at": iso(g.created_at),
+                    "created_by": g.created_by,
+                }
+                for g in uow.store.grants_on(scope)
+            ]
+
+    def create_token(self, caller: Caller, principal: str) -> dict[str, Any]:
+        """Mint a bearer token for yourself, or for anyone as a global admin; shown once."""
+        validate_principal(principal)
+        token_id = new_id("tok")
+        secret = f"{TOKEN_PREFIX}{token_id[4:]}_{secrets.token_urlsafe(32)}"
+        with self._uow() as uow:
+            if principal != caller.principal_id:
+                self._require_admin_over(uow, caller, "*")
+            at = self.clock.now()
+            uow.store.insert_token(token_id, principal, hash_token(secret), at, caller.principal_id)
+            self.event(
+                uow,
+                caller,
+                GLOBAL_CHAIN,
+                "token.created",
+                at,
+                payload={"token_id": token_id, "principal_id": principal},
+            )
+            uow.commit()
+        return {
+            "token_id": token_id,
+            "principal_id": principal,
+            "token": secret,
+            "created_at": iso(at),
+        }
+
+    def revoke_token(self, caller: Caller, token_id: str) -> dict[str, Any]:
+        """Revoke a token (its owner or a global admin)."""
+        with self._uow() as uow:
+            tok = uow.store.get_token(token_id)
+            if tok is None:
+                raise NotFound(f"token {token_id} not found")
+            owner = tok.principal_id == caller.principal_id
+            if not owner and not self.permission(uow, caller, "*").can(Action.ADMIN):
+                raise NotFound(f"token {token_id} not found")
+            if tok.revoked_at is None:
+                at = self.clock.now()
+                uow.store.revoke_token(token_id, at, caller.principal_id)
+                self.event(
+                    uow,
+                    caller,
+                    GLOBAL_CHAIN,
+                    "token.revoked",
+                    at,
+                    payload={"token_id": token_id, "principal_id": tok.principal_id},
+                )
+                uow.commit()
+        return {"token_id": token_id, "revoked": True}
+
+    def authenticate(self, secret: str) -> str:
+        """The principal of a valid, unrevoked bearer token."""
+        bad = Unauthenticated("missing, invalid or revoked bearer token")
+        if not secret or not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
+            raise bad
+        with self._uow(readonly=True) as uow:
+            tok = uow.store.token_by_hash(hash_token(secret))
+        if tok is None or tok.revoked_at is not None:
+            raise bad
+        return str(tok.principal_id)
+
+    def set_legal_hold(self, caller: Caller, repo: str, held: bool) -> dict[str, Any]:
+        """Place or release a legal hold (admin)."""
+        key = self.repo_key(repo)
+        with self._uow() as uow:
+            self.gate(uow, caller, key, Action.ADMIN)
+            at = self.clock.now()
+            uow.store.set_legal_hold(key, held, at, caller.principal_id)
+            self.event(uow, caller, key, "legal_hold.set" if held else "legal_hold.released", at)
+            uow.commit()
+        return {"repository_id": key, "legal_hold": held, "changed_at": iso(at)}

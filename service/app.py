@@ -1,0 +1,10 @@
+"""The service facade: every use case in one class."""
+
+from __future__ import annotations
+
+from service.admin_ops import AdminOps
+from service.history_ops import HistoryOps
+
+
+class MemoryService(HistoryOps, AdminOps):
+    """Every use case, written once; CLI, MCP, REST and gRPC call these methods."""

@@ -1,0 +1,155 @@
+"""What every use case shares: transactions, the authorization gate, audit and access logging."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Protocol
+
+from domain.audit import AuditEvent
+from domain.errors import InvalidArgument, NotFound, PermissionDenied
+from domain.model import Element, ElementVersion
+from domain.permissions import Action
+from domain.values import RepoRef, validate_id, validate_principal
+from service.authz import Authorizer, Caller, Grant, Permission
+from service.clock import Clock
+
+
+class UnitOfWork(Protocol):
+    """The transaction port (implemented by storage.db.SqlAlchemyUnitOfWork)."""
+
+    store: Any
+    after_commit: list[Callable[[], None]]
+
+    def __enter__(self) -> UnitOfWork: ...
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None: ...
+    def record(self, event: AuditEvent) -> None: ...
+    def commit(self) -> None: ...
+
+
+UowFactory = Callable[..., UnitOfWork]
+
+
+class ServiceCore:
+    """Shared plumbing of the use-case mixins."""
+
+    def __init__(self, uow_factory: UowFactory, authorizer: Authorizer, clock: Clock) -> None:
+        self._uow = uow_factory
+        self.authorizer = authorizer
+        self.clock = clock
+
+    # -- callers -------------------------------------------------------------------------
+    @staticmethod
+    def check_caller(caller: Caller) -> Caller:
+        """Validate the identity fields of a request at the edge of the service."""
+        validate_principal(caller.principal_id)
+        if caller.on_behalf_of is not None:
+            validate_principal(caller.on_behalf_of, "on_behalf_of")
+        if caller.purpose is not None and len(caller.purpose) > 500:
+            raise InvalidArgument("purpose is longer than 500 characters", field="purpose")
+        return caller
+
+    # -- the gate ------------------------------------------------------------------------
+    def permission(self, uow: UnitOfWork, caller: Caller, repo_key: str) -> Permission:
+        """The caller's effective permission in a repository (empty when it doesn't exist)."""
+        self.check_caller(caller)
+        principals = [caller.principal_id] + ([caller.on_behalf_of] if caller.on_behalf_of else [])
+        grants = [
+            Grant(g.principal_id, g.role, g.scope_key, g.clearance)
+            for g in uow.store.grants_for(principals)
+        ]
+        return self.authorizer.permission(grants, caller, repo_key)
+
+    def gate(self, uow: UnitOfWork, caller: Caller, repo_key: str, action: Action) -> Permission:
+        """Authorize once: NOT_FOUND when the repository is missing or invisible to the caller,
+        PERMISSION_DENIED when it is visible but the action is not allowed."""
+        perm = self.permission(uow, caller, repo_key)
+        if not perm.any or uow.store.get_repository(repo_key) is None:
+            raise NotFound(f"repository {repo_key} not found", repository=repo_key)
+        if not perm.can(action):
+            raise PermissionDenied(
+                f"{caller.principal_id} may not {action.value} in {repo_key}"
+                + (f" on behalf of {caller.on_behalf_of}" if caller.on_behalf_of else ""),
+                action=action.value,
+            )
+        return perm
+
+    def visible_element(
+        self, uow: UnitOfWork, caller: Caller, element_id: str, action: Action = Action.READ
+    ) -> tuple[Element, Permission]:
+        """Load an element the caller may see and act on; missing and hidden look the same."""
+        validate_id(element_id, "el", "element")
+        el = uow.store.get_element(element_id)
+        missing = NotFound(f"element {element_id} not found", element_id=element_id)
+        if el is None:
+            raise missing
+        try:
+            perm = self.gate(uow, caller, el.repo_key, Action.READ)
+        except NotFound:
+            raise missing from None
+        if not perm.may_see(el.classification):
+            raise missing
+        if action is not Action.READ and not perm.can(action):
+            raise PermissionDenied(
+                f"{caller.principal_id} may not {action.value} in {el.repo_key}",
+                action=action.value,
+            )
+        return el, perm
+
+    def visible_version(
+        self, uow: UnitOfWork, caller: Caller, version_id: str
+    ) -> tuple[ElementVersion, Element, Permission]:
+        """Load a version the caller may read."""
+        validate_id(version_id, "ver", "version")
+        v = uow.store.get_version(version_id)
+        if v is None:
+            raise NotFound(f"version {version_id} not found", version_id=version_id)
+        try:
+            el, perm = self.visible_element(uow, caller, v.element_id)
+        except NotFound:
+            raise NotFound(f"version {version_id} not found", version_id=version_id) from None
+        return v, el, perm
+
+    @staticmethod
+    def repo_key(repo: str | RepoRef) -> str:
+        """Validate ``tenant/org/repo``."""
+        return repo.key if isinstance(repo, RepoRef) else RepoRef.parse(repo).key
+
+    # -- audit ---------------------------------------------------------------------------
+    def event(
+        self,
+        uow: UnitOfWork,
+        caller: Caller,
+        chain_key: str,
+        event_type: str,
+        at: datetime,
+        **fields: Any,
+    ) -> None:
+        """Queue one audit event for this state change."""
+        payload = fields.pop("payload", {})
+        uow.record(
+            AuditEvent(
+                chain_key=chain_key,
+                event_type=event_type,
+                occurred_at=at,
+                actor=caller.principal_id,
+                on_behalf_of=caller.on_behalf_of,
+                purpose=caller.purpose,
+                payload=payload,
+                **fields,
+            )
+        )
+
+    def log_read(
+        self, uow: UnitOfWork, caller: Caller, operation: str, repo_key: str | None, **subject: Any
+    ) -> None:
+        """Record a read in the access log (who, for whom, why, what)."""
+        uow.store.log_access(
+            self.clock.now(),
+            caller.principal_id,
+            caller.on_behalf_of,
+            caller.purpose,
+            operation,
+            repo_key,
+            subject,
+        )

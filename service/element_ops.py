@@ -1,0 +1,340 @@
+"""Use cases: canonical elements, versions, relationships, retirement, erasure."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from domain.errors import FailedPrecondition, InvalidArgument, LegalHoldActive, NotFound
+from domain.model import Element, ElementVersion, Provenance, Relationship, RelationshipKind
+from domain.permissions import Action
+from domain.values import (
+    MAX_RATIONALE_CHARS,
+    MAX_TITLE_CHARS,
+    Classification,
+    ElementKind,
+    SourceKind,
+    principal_type,
+    validate_body,
+    validate_id,
+    validate_text,
+    validate_type_key,
+)
+from service.authz import Caller
+from service.core import ServiceCore, UnitOfWork
+from service.views import element_view, relationship_view, version_view
+
+
+class ElementOps(ServiceCore):
+    """Elements and relationships."""
+
+    def provenance(self, caller: Caller, **extra: str | None) -> Provenance:
+        """Provenance of a version written by ``caller``."""
+        return Provenance(
+            principal_type(caller.principal_id), caller.principal_id, caller.tool_id, **extra
+        )
+
+    def write_new_element(
+        self,
+        uow: UnitOfWork,
+        caller: Caller,
+        el: Element,
+        *,
+        title: str,
+        body: str,
+        metadata: dict[str, Any],
+        at: datetime,
+        provenance: Provenance | None = None,
+    ) -> ElementVersion:
+        """Insert an element with version 1 as its head, and audit it."""
+        v1 = el.next_version(
+            title=title,
+            body=body,
+            metadata=metadata,
+            at=at,
+            provenance=provenance or self.provenance(caller),
+        )
+        uow.store.insert_element(el)
+        uow.store.move_head(el.element_id, None, v1)
+        uow.store.insert_version(v1)
+        el.head_version_id, el.head_seq = v1.version_id, v1.seq
+        self.event(
+            uow,
+            caller,
+            el.repo_key,
+            "element.created",
+            at,
+            element_id=el.element_id,
+            version_id=v1.version_id,
+            payload={
+                "type_key": el.type_key,
+                "source_kind": el.source_kind.value,
+                "classification": el.classification.value,
+                "content_sha256": v1.content_sha256,
+            },
+        )
+        return v1
+
+    def write_relationship(self, uow: UnitOfWork, caller: Caller, rel: Relationship) -> None:
+        """Append a relationship and audit it."""
+        uow.store.insert_relationship(rel)
+        self.event(
+            uow,
+            caller,
+            rel.repo_key,
+            "relationship.added",
+            rel.recorded_at,
+            element_id=rel.source_element_id,
+            payload={
+                "relationship_id": rel.relationship_id,
+                "type_key": rel.type_key,
+                "kind": rel.relationship_kind.value,
+                "target_element_id": rel.target_element_id,
+                "target_version_id": rel.target_version_id,
+            },
+        )
+
+    def create_element(
+        self,
+        caller: Caller,
+        repo: str,
+        *,
+        title: str,
+        body: str,
+        type_key: str = "ameide:doc",
+        element_kind: str = "DOCUMENT",
+        classification: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """A curator creates a canonical element directly (version 1 = head)."""
+        key = self.repo_key(repo)
+        title = validate_text(title, "title", MAX_TITLE_CHARS)
+        body = validate_body(body)
+        validate_type_key(type_key)
+        kind = _element_kind(element_kind)
+        level = Classification.parse(classification) if classification else Classification.INTERNAL
+        with self._uow() as uow:
+            perm = self.gate(uow, caller, key, Action.CURATE)
+            if not perm.may_see(level):
+                raise InvalidArgument(
+                    f"classification {level.value} is above your clearance {perm.clearance.value}",
+                    field="classification",
+                )
+            at = self.clock.now()
+            el = Element.new(
+                key,
+                kind=kind,
+                type_key=type_key,
+                source_kind=SourceKind.CANONICAL,
+                classification=level,
+                at=at,
+                by=caller.principal_id,
+            )
+            v1 = self.write_new_element(
+                uow, caller, el, title=title, body=body, metadata=metadata or {}, at=at
+            )
+            uow.commit()
+        return {"element": element_view(el), "version": version_view(v1, with_body=False)}
+
+    def get_element(
+        self,
+        caller: Caller,
+        element_id: str,
+        version_id: str | None = None,
+        as_of: datetime | None = None,
+    ) -> dict[str, Any]:
+        """An element with one version: the head, a given version, or the head as of an instant."""
+        with self._uow(readonly=True) as uow:
+            el, _ = self.visible_element(uow, caller, element_id)
+            if version_id is not None:
+                validate_id(version_id, "ver", "version")
+                v = uow.store.get_version(version_id)
+                if v is None or v.element_id != element_id:
+                    raise NotFound(f"version {version_id} not found", version_id=version_id)
+            elif as_of is not None:
+                v = uow.store.head_as_of(element_id, as_of)
+                if v is None or el.created_at > as_of:
+                    raise NotFound(f"element {element_id} did not exist at {as_of.isoformat()}")
+            else:
+                v = uow.store.get_version(el.head_version_id)
+            self.log_read(
+                uow,
+                caller,
+                "element.get",
+                el.repo_key,
+                element_id=element_id,
+                version_id=v.version_id if v else None,
+            )
+            uow.commit()
+        view = element_view(el)
+        if as_of is not None:
+            view["retired_at_as_of"] = bool(el.retired_at and el.retired_at <= as_of)
+        return {"element": view, "version": version_view(v) if v else None}
+
+    def element_history(self, caller: Caller, element_id: str) -> dict[str, Any]:
+        """Every version of an element, oldest first (bodies omitted)."""
+        with self._uow(readonly=True) as uow:
+            el, _ = self.visible_element(uow, caller, element_id)
+            versions = uow.store.list_versions(element_id)
+            self.log_read(uow, caller, "element.history", el.repo_key, element_id=element_id)
+            uow.commit()
+        return {
+            "element": element_view(el),
+            "versions": [version_view(v, with_body=False) for v in versions],
+        }
+
+    def retire_element(
+        self, caller: Caller, element_id: str, reason: str | None = None
+    ) -> dict[str, Any]:
+        """Retire an element (curator); blocked by legal hold."""
+        with self._uow() as uow:
+            el, _ = self.visible_element(uow, caller, element_id, Action.CURATE)
+            repo = uow.store.get_repository(el.repo_key)
+            at = self.clock.now()
+            el.retire(at, caller.principal_id, legal_hold=repo.legal_hold)
+            uow.store.retire_element(el)
+            self.event(
+                uow,
+                caller,
+                el.repo_key,
+                "element.retired",
+                at,
+                element_id=element_id,
+                payload={
+                    "reason": validate_text(reason, "reason", MAX_RATIONALE_CHARS, required=False)
+                },
+            )
+            uow.commit()
+        return {"element": element_view(el)}
+
+    def add_relationship(
+        self,
+        caller: Caller,
+        source_element_id: str,
+        target_element_id: str,
+        *,
+        kind: str,
+        type_key: str,
+        metadata: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Append a relationship between two elements of one repository (curator)."""
+        rel_kind = _relationship_kind(kind)
+        validate_type_key(type_key)
+        metadata = dict(metadata or {})
+        with self._uow() as uow:
+            src, _ = self.visible_element(uow, caller, source_element_id, Action.CURATE)
+            dst, _ = self.visible_element(uow, caller, target_element_id)
+            if src.repo_key != dst.repo_key:
+                raise InvalidArgument("relationships stay inside one repository")
+            pinned = metadata.get("target_version_id")
+            if pinned is not None:
+                v = uow.store.get_version(str(pinned))
+                if v is None or v.element_id != dst.element_id:
+                    raise InvalidArgument(
+                        "metadata.target_version_id is not a version of the target element",
+                        field="metadata.target_version_id",
+                    )
+            rel = Relationship.new(
+                src.repo_key,
+                rel_kind,
+                type_key,
+                src.element_id,
+                dst.element_id,
+                metadata,
+                self.clock.now(),
+                caller.principal_id,
+            )
+            self.write_relationship(uow, caller, rel)
+            uow.commit()
+        return relationship_view(rel)
+
+    def retire_relationship(self, caller: Caller, relationship_id: str) -> dict[str, Any]:
+        """Retire a relationship (it stays visible to earlier ``as_of`` reads)."""
+        validate_id(relationship_id, "rel", "relationship")
+        with self._uow() as uow:
+            rel = uow.store.get_relationship(relationship_id)
+            if rel is None:
+                raise NotFound(f"relationship {relationship_id} not found")
+            try:
+                self.visible_element(uow, caller, rel.source_element_id, Action.CURATE)
+            except NotFound:
+                raise NotFound(f"relationship {relationship_id} not found") from None
+            at = self.clock.now()
+            if not uow.store.retire_relationship(relationship_id, at, caller.principal_id):
+                raise FailedPrecondition(f"relationship {relationship_id} is already retired")
+            self.event(
+                uow,
+                caller,
+                rel.repo_key,
+                "relationship.retired",
+                at,
+                element_id=rel.source_element_id,
+                payload={"relationship_id": relationship_id},
+            )
+            uow.commit()
+            rel = uow.store.get_relationship(relationship_id) or rel
+        return relationship_view(rel)
+
+    def list_relationships(
+        self, caller: Caller, element_id: str, as_of: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        """Relationships of an element whose other end the caller may also read."""
+        with self._uow(readonly=True) as uow:
+            el, perm = self.visible_element(uow, caller, element_id)
+            out = []
+            for rel in uow.store.relationships_of(element_id, as_of):
+                other_id = (
+                    rel.target_element_id
+                    if rel.source_element_id == element_id
+                    else rel.source_element_id
+                )
+                other = uow.store.get_element(other_id)
+                if other and other.repo_key == el.repo_key and perm.may_see(other.classification):
+                    out.append(relationship_view(rel))
+            self.log_read(uow, caller, "relationship.list", el.repo_key, element_id=element_id)
+            uow.commit()
+        return out
+
+    def erase_version(self, caller: Caller, version_id: str, reason: str) -> dict[str, Any]:
+        """Compliance erasure (admin): the body becomes a tombstone; ids, hash and audit stay."""
+        reason = validate_text(reason, "reason", MAX_RATIONALE_CHARS)
+        with self._uow() as uow:
+            v, el, _ = self.visible_version(uow, caller, version_id)
+            self.gate(uow, caller, el.repo_key, Action.ADMIN)
+            if uow.store.get_repository(el.repo_key).legal_hold:
+                raise LegalHoldActive("the repository is under legal hold; erasure is blocked")
+            at = self.clock.now()
+            tomb = v.erase(at, caller.principal_id, reason)
+            uow.store.save_erasure(tomb)
+            self.event(
+                uow,
+                caller,
+                el.repo_key,
+                "version.erased",
+                at,
+                element_id=el.element_id,
+                version_id=version_id,
+                payload={"reason": reason, "content_sha256": v.content_sha256},
+            )
+            uow.commit()
+        return version_view(tomb)
+
+
+def _element_kind(value: str) -> str:
+    try:
+        return ElementKind(value.strip().upper()).value
+    except ValueError:
+        allowed = ", ".join(k.value for k in ElementKind)
+        raise InvalidArgument(
+            f"unknown element_kind {value!r}; use one of: {allowed}", field="element_kind"
+        ) from None
+
+
+def _relationship_kind(value: str) -> RelationshipKind:
+    try:
+        return RelationshipKind(value.strip().upper())
+    except ValueError:
+        allowed = ", ".join(k.value for k in RelationshipKind)
+        raise InvalidArgument(
+            f"unknown relationship_kind {value!r}; use one of: {allowed}", field="relationship_kind"
+        ) from None

@@ -1,0 +1,99 @@
+"""Use cases: history queries, audit verification, access log."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from domain.audit import verify_chain
+from domain.errors import InvalidArgument, PermissionDenied
+from domain.permissions import Action
+from domain.values import validate_id, validate_principal
+from service.authz import Caller
+from service.baseline_ops import BaselineOps
+from service.views import event_view
+
+MAX_HISTORY = 10_000
+
+
+class HistoryOps(BaselineOps):
+    """Auditing."""
+
+    def history(
+        self,
+        caller: Caller,
+        repo: str,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        element_id: str | None = None,
+        actor: str | None = None,
+        limit: int = 1000,
+    ) -> list[dict[str, Any]]:
+        """Audit events of a repository, oldest first, filtered by time, element and actor.
+
+        Auditors see everything; other readers see events of elements within their clearance.
+        """
+        key = self.repo_key(repo)
+        if since and until and since > until:
+            raise InvalidArgument("since is after until", field="since")
+        if element_id is not None:
+            validate_id(element_id, "el", "element")
+        if actor is not None:
+            validate_principal(actor, "actor")
+        if not 1 <= limit <= MAX_HISTORY:
+            raise InvalidArgument(f"limit must be between 1 and {MAX_HISTORY}", field="limit")
+        with self._uow(readonly=True) as uow:
+            perm = self.gate(uow, caller, key, Action.READ)
+            if element_id is not None:
+                self.visible_element(uow, caller, element_id)
+            events = uow.store.audit_events(
+                key, since=since, until=until, element_id=element_id, actor=actor
+            )
+            if not perm.can(Action.AUDIT):
+                events = [e for e in events if self._event_visible(uow, perm, e.element_id)]
+            self.log_read(
+                uow,
+                caller,
+                "history",
+                key,
+                since=str(since),
+                until=str(until),
+                element_id=element_id,
+                actor=actor,
+            )
+            uow.commit()
+        return [event_view(e) for e in events[:limit]]
+
+    @staticmethod
+    def _event_visible(uow: Any, perm: Any, element_id: str | None) -> bool:
+        if element_id is None:
+            return True
+        el = uow.store.get_element(element_id)
+        return el is not None and perm.may_see(el.classification)
+
+    def verify_audit(self, caller: Caller, repo: str) -> dict[str, Any]:
+        """Check the repository's hash chain; name the first broken event."""
+        key = self.repo_key(repo)
+        with self._uow(readonly=True) as uow:
+            perm = self.gate(uow, caller, key, Action.READ)
+            if not (perm.can(Action.AUDIT) or perm.can(Action.ADMIN)):
+                raise PermissionDenied(f"{caller.principal_id} may not verify the audit log")
+            verdict = verify_chain(uow.store.audit_events(key))
+        return {
+            "repository_id": key,
+            "ok": verdict.ok,
+            "events_checked": verdict.events_checked,
+            "first_broken_event_id": verdict.first_broken_event_id,
+            "reason": verdict.reason,
+        }
+
+    def access_log(self, caller: Caller, repo: str, limit: int = 1000) -> list[dict[str, Any]]:
+        """Who read what, on behalf of whom and why (auditors)."""
+        key = self.repo_key(repo)
+        with self._uow(readonly=True) as uow:
+            perm = self.gate(uow, caller, key, Action.READ)
+            if not perm.can(Action.AUDIT):
+                raise PermissionDenied(f"{caller.principal_id} may not read the access log")
+            rows = uow.store.access_log(key, limit)
+        return [{**r, "at": r["at"].isoformat()} for r in rows]

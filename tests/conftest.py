@@ -1,0 +1,165 @@
+"""Shared fixtures: real SQLite files and a real PostgreSQL database, both built by migrations."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from runtime import App, build_app
+from service.authz import Caller
+from service.settings import Settings
+
+PG_ADMIN_URL = os.environ.get(
+    "AMEIDE_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+
+
+def _pg_reachable() -> str | None:
+    try:
+        engine = sa.create_engine(PG_ADMIN_URL, connect_args={"connect_timeout": 3})
+        with engine.connect() as conn:
+            conn.execute(sa.text("select 1"))
+        engine.dispose()
+        return None
+    except Exception as exc:  # any failure means "no server here"
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url() -> str:
+    """The PostgreSQL server URL; in CI an unreachable server fails the run, elsewhere skips."""
+    problem = _pg_reachable()
+    if problem:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true but PostgreSQL at {PG_ADMIN_URL} is unreachable: {problem}")
+        pytest.skip(
+            f"PostgreSQL lane skipped: {PG_ADMIN_URL} unreachable ({problem}); "
+            "set AMEIDE_TEST_POSTGRES_URL to run it"
+        )
+    return PG_ADMIN_URL
+
+
+def create_database(admin_url: str, prefix: str = "ameide_t") -> str:
+    """Create an empty, uniquely named PostgreSQL database; return its URL."""
+    name = f"{prefix}_{secrets.token_hex(6)}"
+    engine = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    engine.dispose()
+    return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
+def drop_database(admin_url: str, url: str) -> None:
+    """Drop a database made by ``create_database`` (terminating leftover connections)."""
+    name = url.rsplit("/", 1)[1]
+    engine = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(
+            sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"),
+            {"n": name},
+        )
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
+    engine.dispose()
+
+
+@pytest.fixture
+def empty_pg_url(postgres_admin_url: str) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for this test."""
+    url = create_database(postgres_admin_url)
+    yield url
+    drop_database(postgres_admin_url, url)
+
+
+@pytest.fixture(scope="session")
+def shared_pg_url(postgres_admin_url: str) -> Iterator[str]:
+    """One migrated PostgreSQL database for the session; tests isolate by unique repositories."""
+    url = create_database(postgres_admin_url)
+    app = build_app(Settings(database_url=url), migrate=True)
+    app.close()
+    yield url
+    drop_database(postgres_admin_url, url)
+
+
+@pytest.fixture
+def sqlite_app(tmp_path: Path) -> Iterator[App]:
+    """A service on a fresh, migrated SQLite file."""
+    app = build_app(Settings(home=tmp_path / "home"), migrate=True)
+    yield app
+    app.close()
+
+
+@pytest.fixture
+def pg_app(shared_pg_url: str) -> Iterator[App]:
+    """A service on the session's migrated PostgreSQL database."""
+    app = build_app(Settings(database_url=shared_pg_url))
+    yield app
+    app.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def any_app(request: pytest.FixtureRequest) -> App:
+    """The same test on both dialects."""
+    name = "sqlite_app" if request.param == "sqlite" else "pg_app"
+    return request.getfixturevalue(name)
+
+
+ADMIN = Caller("user:admin", purpose="test setup")
+
+
+@dataclass
+class World:
+    """A repository with one principal per role, ready for a scenario."""
+
+    app: App
+    repo: str
+    admin: Caller
+    curator: Caller
+    agent: Caller
+    publisher: Caller
+    reader: Caller
+    auditor: Caller
+    stranger: Caller
+
+    @property
+    def svc(self):
+        return self.app.service
+
+    def canonical(
+        self, title: str = "Testing SOP", body: str = "# Testing SOP\n\nRun it.\n", **kw: object
+    ) -> tuple[str, str]:
+        """Create a canonical element; return (element_id, version_id)."""
+        out = self.svc.create_element(self.curator, self.repo, title=title, body=body, **kw)
+        return out["element"]["element_id"], out["version"]["version_id"]
+
+
+def make_world(app: App) -> World:
+    """Bootstrap an admin (idempotent), a unique repository and one grant per role."""
+    svc = app.service
+    svc.bootstrap_admin(ADMIN.principal_id)  # idempotent on the shared database
+    tag = secrets.token_hex(4)
+    repo = f"acme-{tag}/eng/platform"
+    svc.create_repository(ADMIN, repo)
+    callers = {}
+    for role in ("curator", "agent", "publisher", "reader", "auditor"):
+        principal = f"{'agent' if role == 'agent' else 'user'}:{role}-{tag}"
+        svc.grant(ADMIN, principal, role, repo)
+        callers[role] = Caller(principal, purpose=f"test as {role}")
+    return World(app, repo, ADMIN, stranger=Caller(f"user:stranger-{tag}"), **callers)
+
+
+@pytest.fixture
+def world(sqlite_app: App) -> World:
+    """A ready repository on SQLite."""
+    return make_world(sqlite_app)
+
+
+@pytest.fixture
+def any_world(any_app: App) -> World:
+    """A ready repository on each dialect."""
+    return make_world(any_app)
