@@ -1,0 +1,231 @@
+"""Administration: init, repositories, grants, tokens, legal hold."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from cli import output
+from cli.inputs import grant_scope
+from cli.options import JsonFlag, Repo
+from cli.session import redact, schema_head, session
+
+PANEL = "Setup and access"
+
+repo_app = typer.Typer(help="Create repositories.", no_args_is_help=True)
+token_app = typer.Typer(help="Bearer tokens for the network surfaces.", no_args_is_help=True)
+hold_app = typer.Typer(
+    help="Legal hold: no retirement or erasure while held.", no_args_is_help=True
+)
+
+Principal = Annotated[
+    str, typer.Argument(metavar="PRINCIPAL", help="user:ID, agent:ID or service:ID.")
+]
+RoleArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="ROLE", help="reader, agent, curator, publisher, ingestor, auditor or admin."
+    ),
+]
+ScopeRepo = Annotated[
+    str | None,
+    typer.Option("--repo", metavar="TENANT/ORG/REPO", help="Scope: one repository."),
+]
+ScopeOrg = Annotated[
+    str | None,
+    typer.Option("--org", metavar="TENANT/ORG", help="Scope: every repository of an organization."),
+]
+ScopeTenant = Annotated[
+    str | None, typer.Option("--tenant", metavar="TENANT", help="Scope: a whole tenant.")
+]
+ScopeGlobal = Annotated[bool, typer.Option("--global", help="Scope: everything.")]
+
+
+def register(app: typer.Typer) -> None:
+    """Attach this group's commands to the root app."""
+    app.command("init", rich_help_panel=PANEL)(init)
+    app.add_typer(repo_app, name="repo", rich_help_panel=PANEL)
+    app.command("grant", rich_help_panel=PANEL)(grant)
+    app.command("revoke", rich_help_panel=PANEL)(revoke)
+    app.command("grants", rich_help_panel=PANEL)(grants)
+    app.add_typer(token_app, name="token", rich_help_panel=PANEL)
+    app.add_typer(hold_app, name="hold", rich_help_panel=PANEL)
+
+
+def init(
+    ctx: typer.Context,
+    admin: Annotated[
+        str | None,
+        typer.Option(
+            "--admin",
+            metavar="PRINCIPAL",
+            help="Make this principal the global administrator and save it in HOME/config.json "
+            "as the default local principal.",
+            show_default=False,
+        ),
+    ] = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Create HOME and the database (runs the migrations); idempotent."""
+    s = session(ctx, json_)
+    service = s.initialise()
+    bootstrap = service.bootstrap_admin(admin) if admin else None
+    result: dict[str, Any] = {
+        "home": str(s.home.resolve()),
+        "database_url": redact(s.settings.resolved_database_url),
+        "schema_revision": schema_head(),
+        "admin": bootstrap,
+        "config": str(s.save_principal(admin)) if admin else None,
+    }
+    s.emit(result, _show_init)
+
+
+def _show_init(r: dict[str, Any]) -> None:
+    output.line(f"initialised {r['home']} (schema {r['schema_revision']})")
+    rows: list[tuple[str, Any]] = [("database", r["database_url"])]
+    if r["admin"]:
+        state = "created" if r["admin"]["created"] else "already present"
+        rows += [
+            ("admin", f"{r['admin']['principal_id']} ({state})"),
+            ("config", f"{r['config']} (default principal)"),
+        ]
+    output.fields(rows)
+
+
+@repo_app.command("create")
+def repo_create(
+    ctx: typer.Context,
+    repo: Annotated[str, typer.Argument(metavar="TENANT/ORG/REPO", help="The new repository.")],
+    json_: JsonFlag = False,
+) -> None:
+    """Create a repository (admin of its organization, tenant or everything)."""
+    s = session(ctx, json_)
+    s.emit(
+        s.service.create_repository(s.caller, repo),
+        lambda r: output.line(f"created repository {r['repository_id']} at {r['created_at']}"),
+    )
+
+
+def grant(
+    ctx: typer.Context,
+    principal: Principal,
+    role: RoleArg,
+    repo: ScopeRepo = None,
+    org: ScopeOrg = None,
+    tenant: ScopeTenant = None,
+    everything: ScopeGlobal = False,
+    clearance: Annotated[
+        str | None,
+        typer.Option(
+            "--clearance",
+            metavar="LEVEL",
+            help="Highest classification the grantee may see: public, internal (default), "
+            "confidential or restricted.",
+            show_default=False,
+        ),
+    ] = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Grant a role on one scope (give exactly one of --repo, --org, --tenant, --global)."""
+    s = session(ctx, json_)
+    scope = grant_scope(repo, org, tenant, everything)
+    s.emit(
+        s.service.grant(s.caller, principal, role, scope, clearance),
+        lambda r: output.line(
+            f"granted {r['role']} on {r['scope']} to {r['principal_id']} "
+            f"(clearance {r['clearance']})"
+        ),
+    )
+
+
+def revoke(
+    ctx: typer.Context,
+    principal: Principal,
+    role: RoleArg,
+    repo: ScopeRepo = None,
+    org: ScopeOrg = None,
+    tenant: ScopeTenant = None,
+    everything: ScopeGlobal = False,
+    json_: JsonFlag = False,
+) -> None:
+    """Remove a grant from one scope."""
+    s = session(ctx, json_)
+    scope = grant_scope(repo, org, tenant, everything)
+    s.emit(
+        s.service.revoke(s.caller, principal, role, scope),
+        lambda r: output.line(f"revoked {r['role']} on {r['scope']} from {r['principal_id']}"),
+    )
+
+
+def grants(
+    ctx: typer.Context,
+    repo: ScopeRepo = None,
+    org: ScopeOrg = None,
+    tenant: ScopeTenant = None,
+    everything: ScopeGlobal = False,
+    json_: JsonFlag = False,
+) -> None:
+    """List the grants made on one scope (admin of that scope)."""
+    s = session(ctx, json_)
+    scope = grant_scope(repo, org, tenant, everything)
+    s.emit(
+        s.service.list_grants(s.caller, scope),
+        lambda rows: output.table(
+            rows,
+            [
+                ("principal_id", "principal"),
+                ("role", "role"),
+                ("scope", "scope"),
+                ("clearance", "clearance"),
+                ("created_at", "granted at"),
+                ("created_by", "by"),
+            ],
+            empty=f"no grants on {scope}",
+        ),
+    )
+
+
+@token_app.command("create")
+def token_create(ctx: typer.Context, principal: Principal, json_: JsonFlag = False) -> None:
+    """Mint a bearer token for yourself (or anyone, as a global admin); shown only once."""
+    s = session(ctx, json_)
+    s.emit(s.service.create_token(s.caller, principal), _show_token)
+
+
+def _show_token(r: dict[str, Any]) -> None:
+    output.line(f"token {r['token_id']} for {r['principal_id']} (shown once; store it now):")
+    output.line(r["token"])
+
+
+@token_app.command("revoke")
+def token_revoke(
+    ctx: typer.Context,
+    token_id: Annotated[str, typer.Argument(metavar="TOKEN_ID", help="The token's id (tok_…).")],
+    json_: JsonFlag = False,
+) -> None:
+    """Revoke a token (its owner or a global admin)."""
+    s = session(ctx, json_)
+    s.emit(
+        s.service.revoke_token(s.caller, token_id),
+        lambda r: output.line(f"revoked token {r['token_id']}"),
+    )
+
+
+@hold_app.command("set")
+def hold_set(ctx: typer.Context, repo: Repo, json_: JsonFlag = False) -> None:
+    """Place a legal hold on a repository (admin)."""
+    s = session(ctx, json_)
+    s.emit(s.service.set_legal_hold(s.caller, repo, True), _show_hold)
+
+
+@hold_app.command("release")
+def hold_release(ctx: typer.Context, repo: Repo, json_: JsonFlag = False) -> None:
+    """Release the legal hold of a repository (admin)."""
+    s = session(ctx, json_)
+    s.emit(s.service.set_legal_hold(s.caller, repo, False), _show_hold)
+
+
+def _show_hold(r: dict[str, Any]) -> None:
+    state = "set on" if r["legal_hold"] else "released for"
+    output.line(f"legal hold {state} {r['repository_id']} at {r['changed_at']}")

@@ -1,0 +1,281 @@
+"""Curation: propose, review, accept / reject / rebase / withdraw, revise."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from cli import output
+from cli.inputs import read_body, read_json_object
+from cli.options import (
+    BodyFile,
+    ClassificationOpt,
+    ElementKindOpt,
+    JsonFlag,
+    MetadataFile,
+    Rationale,
+    Repo,
+    TypeKey,
+)
+from cli.session import session
+
+PANEL = "Curation"
+
+proposal_app = typer.Typer(help="The proposal queue.", no_args_is_help=True)
+
+ProposalId = Annotated[str, typer.Argument(metavar="PROPOSAL_ID", help="The proposal (prop_…).")]
+Summary = Annotated[str, typer.Option("--summary", help="One-line summary of the change.")]
+
+
+def register(app: typer.Typer) -> None:
+    """Attach this group's commands to the root app."""
+    app.command("propose", rich_help_panel=PANEL)(propose)
+    app.add_typer(proposal_app, name="proposal", rich_help_panel=PANEL)
+    app.command("accept", rich_help_panel=PANEL)(accept)
+    app.command("reject", rich_help_panel=PANEL)(reject)
+    app.command("rebase", rich_help_panel=PANEL)(rebase)
+    app.command("withdraw", rich_help_panel=PANEL)(withdraw)
+
+
+def propose(
+    ctx: typer.Context,
+    repo: Repo,
+    body_file: BodyFile,
+    summary: Summary,
+    element: Annotated[
+        str | None,
+        typer.Option("--element", metavar="ELEMENT_ID", help="UPDATE: the element to change."),
+    ] = None,
+    target_version: Annotated[
+        str | None,
+        typer.Option(
+            "--target-version",
+            metavar="VERSION_ID",
+            help="UPDATE: the version your body was written against (the pin; required).",
+        ),
+    ] = None,
+    create: Annotated[
+        bool, typer.Option("--create", help="Propose a new element instead of an UPDATE.")
+    ] = False,
+    title: Annotated[
+        str | None,
+        typer.Option(
+            "--title", help="Title (required with --create; UPDATE keeps the pinned one)."
+        ),
+    ] = None,
+    selector: Annotated[
+        str,
+        typer.Option(
+            "--selector",
+            help="What the proposal targets: published or baseline_ref (+ --baseline).",
+        ),
+    ] = "published",
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline", metavar="BASELINE_ID", help="Baseline for --selector baseline_ref."
+        ),
+    ] = None,
+    client_request_id: Annotated[
+        str | None,
+        typer.Option(
+            "--client-request-id",
+            metavar="ID",
+            help="Idempotency key: repeating the same request returns the original proposal.",
+        ),
+    ] = None,
+    type_key: TypeKey = "ameide:doc",
+    kind: ElementKindOpt = "DOCUMENT",
+    classification: ClassificationOpt = None,
+    metadata_file: MetadataFile = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Open a proposal: an UPDATE pinned to --target-version, or --create a new element."""
+    s = session(ctx, json_)
+    s.emit(
+        s.service.propose(
+            s.caller,
+            repo,
+            body=read_body(body_file),
+            summary=summary,
+            title=title,
+            element_id=element,
+            target_version_id=target_version,
+            change_kind="CREATE" if create else "UPDATE",
+            selector=selector,
+            baseline_id=baseline,
+            metadata=read_json_object(metadata_file, "metadata file") if metadata_file else None,
+            client_request_id=client_request_id,
+            type_key=type_key,
+            element_kind=kind,
+            classification=classification,
+        ),
+        _show_opened,
+    )
+
+
+def _show_opened(r: dict[str, Any]) -> None:
+    replay = " (replay of an earlier request)" if r.get("replay") else ""
+    target = (
+        f"of {r['target_element_id']} pinned to {r['target_version_id']}"
+        if r["change_kind"] == "UPDATE"
+        else f"of a new element {r['title']!r}"
+    )
+    output.line(f"opened proposal {r['proposal_id']}: {r['change_kind']} {target}{replay}")
+
+
+@proposal_app.command("list")
+def proposal_list(
+    ctx: typer.Context,
+    repo: Repo,
+    status: Annotated[
+        str | None,
+        typer.Option(
+            "--status", help="OPEN, ACCEPTED, REJECTED, REBASED or WITHDRAWN (default: all)."
+        ),
+    ] = None,
+    json_: JsonFlag = False,
+) -> None:
+    """The queue: every proposal for curators, your own for agents."""
+    s = session(ctx, json_)
+    s.emit(
+        s.service.proposal_list(s.caller, repo, status),
+        lambda rows: output.table(
+            rows,
+            [
+                ("proposal_id", "proposal"),
+                ("status", "status"),
+                ("change_kind", "kind"),
+                ("stale", "stale"),
+                ("has_conflicts", "conflicts"),
+                ("target_element_id", "target"),
+                ("target_version_id", "pinned"),
+                ("proposed_by.actor_id", "by"),
+                ("created_at", "created at"),
+                ("summary", "summary"),
+            ],
+            empty="no proposals",
+        ),
+    )
+
+
+@proposal_app.command("show")
+def proposal_show(ctx: typer.Context, proposal_id: ProposalId, json_: JsonFlag = False) -> None:
+    """A proposal: staleness, current head, selected version and the diff against its pin."""
+    s = session(ctx, json_)
+    s.emit(s.service.proposal_show(s.caller, proposal_id), show_proposal)
+
+
+def show_proposal(r: dict[str, Any]) -> None:
+    """The proposal view for people."""
+    output.heading(
+        f"proposal {r['proposal_id']}  {r['status']}  {r['change_kind']}  {r['title']!r}"
+    )
+    selected = r["target_selector"]["kind"]
+    if r["target_selector"]["baseline_id"]:
+        selected += f" {r['target_selector']['baseline_id']}"
+    output.fields(
+        [
+            ("summary", r["summary"]),
+            ("proposed", f"{r['created_at']} by {r['proposed_by']['actor_id']}"),
+            ("target", r["target_element_id"]),
+            ("pinned", r["target_version_id"]),
+            ("current head", r["current_head_version_id"]),
+            ("stale", r["stale"]),
+            ("selector", f"{selected} -> {output.show(r['selected_version_id'])}"),
+            ("conflicts", r["has_conflicts"]),
+            ("rebased from", r["rebased_from"]),
+            ("rebased to", r["rebased_to"]),
+            ("decided", f"{r['decided_at']} by {r['decided_by']}" if r["decided_at"] else None),
+            ("result", r["result_version_id"]),
+        ]
+    )
+    output.block(r.get("diff"), "diff against the pinned version")
+
+
+@proposal_app.command("revise")
+def proposal_revise(
+    ctx: typer.Context,
+    proposal_id: ProposalId,
+    body_file: BodyFile,
+    summary: Annotated[
+        str | None, typer.Option("--summary", help="A new summary.", show_default=False)
+    ] = None,
+    title: Annotated[
+        str | None, typer.Option("--title", help="A new title.", show_default=False)
+    ] = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Replace the body of an OPEN proposal (proposer or curator), e.g. to resolve conflicts."""
+    s = session(ctx, json_)
+    s.emit(
+        s.service.revise(s.caller, proposal_id, read_body(body_file), summary, title),
+        lambda r: output.line(
+            f"revised proposal {r['proposal_id']} (version {r['proposal_version_id']}; "
+            f"conflicts: {output.show(r['has_conflicts'])}; stale: {output.show(r['stale'])})"
+        ),
+    )
+
+
+def accept(
+    ctx: typer.Context,
+    proposal_id: ProposalId,
+    rationale: Rationale = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Accept a fresh, conflict-free OPEN proposal (curator): a new version becomes the head."""
+    s = session(ctx, json_)
+    s.emit(
+        s.service.accept(s.caller, proposal_id, rationale),
+        lambda r: output.line(
+            f"accepted {r['proposal_id']}: {output.show(r['target_element_id'])} is now at "
+            f"{r['result_version_id']} (decision {r['decision_element_id']}; not yet published)"
+        ),
+    )
+
+
+def reject(
+    ctx: typer.Context,
+    proposal_id: ProposalId,
+    rationale: Annotated[str, typer.Option("--rationale", help="Why (required).")],
+    json_: JsonFlag = False,
+) -> None:
+    """Reject an OPEN proposal with a rationale (curator)."""
+    s = session(ctx, json_)
+    s.emit(
+        s.service.reject(s.caller, proposal_id, rationale),
+        lambda r: output.line(f"rejected {r['proposal_id']} (decision {r['decision_element_id']})"),
+    )
+
+
+def rebase(ctx: typer.Context, proposal_id: ProposalId, json_: JsonFlag = False) -> None:
+    """Rebase a stale proposal onto the current head as a new OPEN proposal (three-way merge)."""
+    s = session(ctx, json_)
+    s.emit(s.service.rebase(s.caller, proposal_id), _show_rebased)
+
+
+def _show_rebased(r: dict[str, Any]) -> None:
+    conflicts = (
+        "; it has conflicts: revise it with a clean body before accepting"
+        if r["has_conflicts"]
+        else ""
+    )
+    output.line(
+        f"rebased {r['rebased_from']} -> {r['proposal_id']} onto {r['target_version_id']}"
+        f"{conflicts}"
+    )
+
+
+def withdraw(
+    ctx: typer.Context,
+    proposal_id: ProposalId,
+    rationale: Rationale = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Withdraw your own OPEN proposal."""
+    s = session(ctx, json_)
+    s.emit(
+        s.service.withdraw(s.caller, proposal_id, rationale),
+        lambda r: output.line(f"withdrew {r['proposal_id']} (decision {r['decision_element_id']})"),
+    )

@@ -1,0 +1,180 @@
+"""The ``ameide`` command line: global options, the command groups, and error reporting.
+
+A thin adapter: each command parses its arguments, calls one ``MemoryService`` method and
+prints the result. Failures become one line on stderr and an exit code from one table
+(``cli.errors.EXIT_CODES``); with ``--json`` the error is also printed as JSON on stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from cli import (
+    commands_admin,
+    commands_audit,
+    commands_elements,
+    commands_proposals,
+    commands_publish,
+    output,
+)
+from cli.errors import EXIT_CODES, EXIT_INTERNAL, EXIT_OK, USAGE_ERROR_CODE, exit_code_for
+from cli.options import JsonFlag
+from cli.session import CliState, session
+from domain.errors import AmeideError, InvalidArgument
+
+try:  # recent Typer releases vendor Click privately; older ones use Click itself
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
+except ImportError:  # pragma: no cover
+    from click.exceptions import ClickException, NoArgsIsHelpError  # type: ignore[assignment]
+
+
+class AmeideGroup(TyperGroup):
+    """The root command: owns the invocation's state and turns every failure into one line."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        state = CliState()
+        extra["obj"] = state
+        try:
+            rv = super().main(
+                argv,
+                prog_name,
+                complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
+            )
+            code = rv if isinstance(rv, int) else EXIT_OK
+        except AmeideError as exc:
+            output.error(exc.code, exc.message, exc.details, as_json=_wants_json(state, argv))
+            code = exit_code_for(exc)
+        except NoArgsIsHelpError as exc:
+            if exc.format_message().strip():  # rich help renders itself while being built
+                typer.echo(exc.format_message())
+            code = exc.exit_code
+        except ClickException as exc:
+            output.error(USAGE_ERROR_CODE, _usage_message(exc), as_json=_wants_json(state, argv))
+            code = EXIT_CODES[InvalidArgument]
+        except typer.Abort:
+            sys.stderr.write("aborted\n")
+            code = EXIT_INTERNAL
+        finally:
+            state.close()
+        if not standalone_mode:
+            return code
+        sys.exit(code)
+
+
+def _wants_json(state: CliState, argv: list[str]) -> bool:
+    # A usage error can stop parsing before the --json flag is read, so look at the words too.
+    words = argv[: argv.index("--")] if "--" in argv else argv
+    return state.json or "--json" in words
+
+
+def _usage_message(exc: ClickException) -> str:
+    ctx = getattr(exc, "ctx", None)
+    hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    return exc.format_message() + hint
+
+
+app = typer.Typer(
+    cls=AmeideGroup,
+    name="ameide",
+    help="Ameide Memory: a governed, versioned knowledge repository for AI agents.\n\n"
+    "Agents propose, curators accept or reject, publishers promote baselines, auditors replay "
+    "any past state. Every command takes --json for scripts.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    home: Annotated[
+        Path,
+        typer.Option(
+            "--home",
+            envvar="AMEIDE_HOME",
+            metavar="DIR",
+            help="State directory: the embedded SQLite database, the index and config.json.",
+        ),
+    ] = Path(".ameide"),
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            "--database-url",
+            envvar="AMEIDE_DATABASE_URL",
+            metavar="URL",
+            help="SQLAlchemy URL, e.g. postgresql+psycopg://user@host/db "
+            "(default: SQLite file HOME/ameide.db).",
+            show_default=False,
+        ),
+    ] = None,
+    principal: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            envvar="AMEIDE_PRINCIPAL",
+            metavar="PRINCIPAL",
+            help="Act as this principal (user:ID, agent:ID or service:ID); default: the admin "
+            "saved by `ameide init --admin`.",
+            show_default=False,
+        ),
+    ] = None,
+    on_behalf_of: Annotated[
+        str | None,
+        typer.Option(
+            "--on-behalf-of",
+            envvar="AMEIDE_ON_BEHALF_OF",
+            metavar="PRINCIPAL",
+            help="Act on behalf of this principal: permissions are the intersection of both.",
+            show_default=False,
+        ),
+    ] = None,
+    purpose: Annotated[
+        str | None,
+        typer.Option(
+            "--purpose",
+            envvar="AMEIDE_PURPOSE",
+            help="Why you are doing this; recorded with every read and write.",
+            show_default=False,
+        ),
+    ] = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Global options (each also an AMEIDE_* environment variable)."""
+    state = session(ctx, json_)
+    state.home = home
+    state.database_url = database_url
+    state.principal = principal
+    state.on_behalf_of = on_behalf_of
+    state.purpose = purpose
+
+
+commands_admin.register(app)
+commands_elements.register(app)
+commands_proposals.register(app)
+commands_publish.register(app)
+commands_audit.register(app)
+
+
+def run() -> None:
+    """Console-script entry point (``ameide``)."""
+    app()

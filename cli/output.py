@@ -1,0 +1,115 @@
+"""Printing: one JSON document for scripts, concise rich text for people, one-line errors.
+
+Markup is off everywhere: titles and bodies are user content and may contain ``[brackets]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+NONE = "-"
+
+
+def _console() -> Console:
+    """A console bound to the current stdout (test runners swap it); wide when piped, so ids
+    and timestamps are never folded in logs."""
+    width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS") or 200)
+    return Console(file=sys.stdout, highlight=False, markup=False, emoji=False, width=width)
+
+
+def print_json(document: Any) -> None:
+    """Exactly one JSON document on stdout."""
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def one_line(text: str) -> str:
+    """Collapse whitespace so a message never spans lines."""
+    return " ".join(str(text).split())
+
+
+def error(
+    code: str, message: str, details: Mapping[str, Any] | None = None, *, as_json: bool
+) -> None:
+    """Report a failure: one line on stderr and, for scripts, ``{"error": …}`` on stdout."""
+    sys.stderr.write(f"error: {code}: {one_line(message)}\n")
+    sys.stderr.flush()
+    if as_json:
+        print_json({"error": {"code": code, "message": message, "details": dict(details or {})}})
+
+
+def show(value: Any) -> str:
+    """A scalar for people: ``-`` for nothing."""
+    if value is None or value == "":
+        return NONE
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, Mapping | list):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return str(value)
+
+
+def line(*parts: Any, style: str | None = None) -> None:
+    """Print one line made of ``parts`` joined by spaces."""
+    _console().print(Text(" ".join(str(p) for p in parts if p is not None), style=style or ""))
+
+
+def heading(text: str) -> None:
+    """A bold line."""
+    line(text, style="bold")
+
+
+def fields(rows: Iterable[tuple[str, Any]], indent: int = 2) -> None:
+    """Aligned ``label  value`` lines."""
+    rows = list(rows)
+    width = max((len(label) for label, _ in rows), default=0)
+    for label, value in rows:
+        line(" " * indent + label.ljust(width) + "  " + show(value))
+
+
+def block(text: str | None, title: str | None = None) -> None:
+    """A body or diff, verbatim, under an optional rule."""
+    console = _console()
+    if title:
+        console.print(Text(f"--- {title}", style="dim"))
+    if text:
+        console.print(Text(text.rstrip("\n")), soft_wrap=True)
+
+
+def table(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[tuple[str, str]],
+    *,
+    empty: str,
+) -> None:
+    """A compact table of ``rows`` with ``(key, header)`` columns; ``empty`` when there are none.
+
+    A key may be dotted (``proposed_by.actor_id``) to reach into nested objects.
+    """
+    if not rows:
+        line(empty, style="dim")
+        return
+    tbl = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    for _, header in columns:
+        tbl.add_column(header, no_wrap=True, overflow="fold")
+    for row in rows:
+        tbl.add_row(*(show(pick(row, key)) for key, _ in columns))
+    _console().print(tbl)
+
+
+def pick(row: Mapping[str, Any], key: str) -> Any:
+    """``row[a][b]`` for ``a.b``; None when any step is missing."""
+    value: Any = row
+    for part in key.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value

@@ -1,0 +1,84 @@
+"""Auditing through the CLI: history filters, the access log, and tamper-evident verification."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+
+
+def test_audit_verify_passes_on_an_untouched_chain(repo):
+    repo.canonical()
+    result = repo.cli("audit", "verify", "--repo", repo.key, as_=repo.auditor)
+    assert result.exit_code == 0
+    assert "intact" in result.stdout
+
+
+def test_audit_verify_fails_naming_the_event_after_a_direct_sql_update(repo):
+    cli = repo.cli
+    element, _ = repo.canonical()
+    events = cli.ok("history", "--repo", repo.key, "--element", element, as_=repo.auditor)
+    victim = events[0]["event_id"]
+    with sqlite3.connect(cli.db) as conn:
+        conn.execute("UPDATE audit_events SET actor = 'user:mallory' WHERE event_id = ?", (victim,))
+
+    result = cli("audit", "verify", "--repo", repo.key, as_=repo.auditor)
+    assert result.exit_code == 9
+    assert re.fullmatch(
+        rf"error: AUDIT_CHAIN_BROKEN: audit chain of {repo.key} is broken at event {victim}: "
+        r"[^\n]+\n",
+        result.stderr,
+    )
+    verdict = json.loads(
+        cli("audit", "verify", "--repo", repo.key, "--json", as_=repo.auditor).stdout
+    )
+    assert verdict["ok"] is False
+    assert verdict["first_broken_event_id"] == victim
+
+
+def test_history_filters_by_element_actor_time_and_limit(repo, files):
+    cli = repo.cli
+    element, v1 = repo.canonical()
+    cli.ok(
+        "propose", "--repo", repo.key, "--element", element, "--target-version", v1,
+        "--body-file", files("p.md", "# Testing SOP\n\nmore\n"), "--summary", "s", as_=repo.agent,
+    )  # fmt: skip
+    everything = cli.ok("history", "--repo", repo.key, as_=repo.auditor)
+
+    about = cli.ok("history", "--repo", repo.key, "--element", element, as_=repo.auditor)
+    assert {e["element_id"] for e in about} == {element}
+    by_agent = cli.ok("history", "--repo", repo.key, "--actor", repo.agent, as_=repo.auditor)
+    assert by_agent
+    assert {e["actor"] for e in by_agent} == {repo.agent}
+    later = cli.ok("history", "--repo", repo.key, "--since", "2999-01-01", as_=repo.auditor)
+    assert later == []
+    until = everything[1]["occurred_at"]
+    assert len(cli.ok("history", "--repo", repo.key, "--until", until, as_=repo.auditor)) >= 2
+    assert len(cli.ok("history", "--repo", repo.key, "--limit", "2", as_=repo.auditor)) == 2
+
+
+def test_the_access_log_records_who_read_on_behalf_of_whom_and_why(repo):
+    cli = repo.cli
+    element, _ = repo.canonical()
+    shown = cli(
+        "--on-behalf-of", repo.curator, "--purpose", "answer a question",
+        "element", "show", element, as_=repo.agent,
+    )  # fmt: skip
+    assert shown.exit_code == 0, shown.stderr
+    log = cli.ok("access-log", "--repo", repo.key, as_=repo.auditor)
+    reads = [r for r in log if r["operation"] == "element.get"]
+    assert reads[0]["principal_id"] == repo.agent
+    assert reads[0]["on_behalf_of"] == repo.curator
+    assert reads[0]["purpose"] == "answer a question"
+
+
+def test_erasure_keeps_the_version_but_replaces_its_content(repo):
+    cli = repo.cli
+    element, v1 = repo.canonical("# Testing SOP\n\ncall alice at 555-0100\n")
+    erased = cli.ok("erase", v1, "--reason", "personal data")
+    assert erased["erased"] is True
+    shown = cli.ok("element", "show", element, as_=repo.curator)["version"]
+    assert shown["version_id"] == v1
+    assert "555-0100" not in json.dumps(shown)
+    human = cli("element", "show", element, as_=repo.curator)
+    assert "erased" in human.stdout

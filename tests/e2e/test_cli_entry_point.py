@@ -1,0 +1,70 @@
+"""The installed ``ameide`` console script, and the help every command and option carries."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from cli.main import app
+
+AMEIDE = Path(sys.executable).parent / "ameide"
+
+
+def run(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AMEIDE_")}
+    env["AMEIDE_HOME"] = str(home)
+    return subprocess.run(
+        [str(AMEIDE), *args], capture_output=True, text=True, env=env, check=False, timeout=120
+    )
+
+
+def test_the_installed_entry_point_initialises_answers_json_and_fails_with_one_line(tmp_path):
+    home = tmp_path / "home"
+    init = run("init", "--admin", "user:admin", "--json", home=home)
+    assert init.returncode == 0, init.stderr
+    assert json.loads(init.stdout)["admin"]["principal_id"] == "user:admin"
+
+    created = run("repo", "create", "acme/eng/platform", home=home)
+    assert created.returncode == 0, created.stderr
+    assert "acme/eng/platform" in created.stdout
+
+    missing = run("element", "show", "el_000000000000000000000000", home=home)
+    assert missing.returncode == 3
+    assert missing.stderr == "error: NOT_FOUND: element el_000000000000000000000000 not found\n"
+    assert missing.stdout == ""
+
+
+def _commands(group: typer.core.TyperGroup, path: tuple[str, ...] = ()):
+    for name, command in group.commands.items():
+        yield (*path, name), command
+        if isinstance(command, typer.core.TyperGroup):
+            yield from _commands(command, (*path, name))
+
+
+ROOT = typer.main.get_command(app)
+COMMANDS = dict(_commands(ROOT))
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=" ".join)
+def test_every_command_and_option_explains_itself_in_help(path):
+    command = COMMANDS[path]
+    assert (command.help or "").strip(), f"{' '.join(path)} has no help"
+    for param in command.params:
+        assert (getattr(param, "help", None) or "").strip(), f"{' '.join(path)} {param.name}"
+    if not isinstance(command, typer.core.TyperGroup):
+        assert "json_" in {p.name for p in command.params}, f"{' '.join(path)} lacks --json"
+    result = CliRunner().invoke(app, [*path, "--help"])
+    assert result.exit_code == 0
+    assert "Usage:" in result.stdout
+
+
+def test_the_global_options_explain_themselves_in_help():
+    for param in ROOT.params:
+        assert (getattr(param, "help", None) or "").strip(), param.name
