@@ -141,14 +141,14 @@ def session(ctx: typer.Context, json_: bool = False) -> CliState:
 
 def ensure_initialised(settings: Settings) -> None:
     """Fail with one clear line unless the database exists and is at the schema head."""
-    from storage import migrate
+    from storage.revision import database_revision
 
     url = settings.resolved_database_url
     db_file = sqlite_file(url)
     if db_file is not None and not db_file.exists():
         raise NotInitialised(f"not initialised: run `ameide init` (no database at {db_file})")
     try:
-        current = migrate.current_revision(url)
+        current = database_revision(url)
     except Exception as exc:  # driver errors vary by dialect; all mean "cannot open it"
         raise unavailable("cannot open", url, exc) from None
     head = schema_head()
@@ -181,6 +181,6 @@ def redact(url: str) -> str:
 
 def schema_head() -> str:
     """The schema revision this version of the code needs."""
-    from storage import migrate
+    from storage.revision import SCHEMA_REVISION
 
-    return migrate.head_revision()
+    return SCHEMA_REVISION

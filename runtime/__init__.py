@@ -13,7 +13,6 @@ from service.app import MemoryService
 from service.authz import Authorizer
 from service.clock import Clock
 from service.settings import Settings
-from storage import migrate as migrations
 from storage.db import SqlAlchemyUnitOfWork, make_engine
 
 
@@ -36,6 +35,8 @@ def build_app(settings: Settings, *, migrate: bool = False) -> App:
     if url.startswith("sqlite"):
         settings.home.mkdir(parents=True, exist_ok=True)
     if migrate:
+        from storage import migrate as migrations  # Alembic only when migrating (CLI start-up)
+
         migrations.upgrade(url)
     engine = make_engine(url)
 
