@@ -1,0 +1,255 @@
+"""The PII barrier: find personal data and secrets in text, count them, and mask them.
+
+Detected kinds: e-mail addresses, phone numbers, payment card numbers (Luhn-checked, spaced,
+dashed or unspaced), IBANs (mod-97-checked) and API-key-like secrets. Detection is deliberately
+a little eager: a false positive costs a masked token, a false negative leaks data.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+DEFAULT_MASK = "█"
+
+
+class PiiKind(StrEnum):
+    """Kinds of sensitive data the barrier knows."""
+
+    EMAIL = "email"
+    PHONE = "phone"
+    CARD = "payment_card"
+    IBAN = "iban"
+    SECRET = "secret"  # noqa: S105 - a label, not a password
+
+
+@dataclass(frozen=True, order=True)
+class PiiFinding:
+    """One match: ``text[start:end]`` is of ``kind``."""
+
+    start: int
+    end: int
+    kind: PiiKind
+
+
+@dataclass(frozen=True)
+class PiiScan:
+    """What a scan found.
+
+    ``findings`` count each token once, as its most specific kind; ``spans`` are the merged
+    character ranges of every match of every detector (what redaction masks); ``counts`` are
+    findings per kind.
+    """
+
+    findings: tuple[PiiFinding, ...] = ()
+    spans: tuple[tuple[int, int], ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def detected(self) -> bool:
+        """Whether anything was found."""
+        return bool(self.findings)
+
+
+_EMAIL = re.compile(
+    r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+"
+    r"[A-Za-z]{2,}(?![\w-])"
+)
+_DIGIT_RUN = re.compile(r"(?<!\d)\d+(?:[ -]\d+)*(?!\d)")
+_PHONE = re.compile(
+    r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{1,12}(?:[ .-]\d{1,12}){0,5}(?!\w)"
+)
+_NANP = re.compile(r"\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4}")
+_IBAN = re.compile(
+    r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}(?![A-Za-z0-9])|(?: [A-Z0-9]{1,4}){3,8})"
+)
+# Every quantifier that can backtrack is bounded: files are untrusted and up to the size cap.
+_SECRETS = [
+    re.compile(r"(?<![\w-])sk-[A-Za-z0-9_-]{20,}"),
+    re.compile(r"(?<!\w)(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}"),
+    re.compile(r"(?<!\w)github_pat_[A-Za-z0-9_]{22,}"),
+    re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"),
+    re.compile(r"(?<!\w)xox[abprs]-[A-Za-z0-9-]{10,}"),
+    # the key body is masked even when the END line is missing
+    re.compile(
+        r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:\n[A-Za-z0-9+/=:, -]{0,200}){0,400}"
+        r"(?:\n-----END [A-Z ]{0,40}PRIVATE KEY-----)?"
+    ),
+]
+_KEY_VALUE = re.compile(
+    r"(?i)(?<![\w-])[\w-]{0,40}?(?:api[_-]?key|secret|token|passw(?:or)?d|access[_-]?key|auth)"
+    r"[\w-]{0,40}[\"']?[ \t]{0,5}[:=][ \t]{0,5}[\"']?([A-Za-z0-9_\-/+=.]{16,})"
+)
+
+
+def luhn_valid(digits: str) -> bool:
+    """The Luhn checksum used by payment card numbers."""
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        value = int(char)
+        if index % 2 == 1:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+def iban_valid(candidate: str) -> bool:
+    """ISO 13616 mod-97 check of an IBAN (spaces ignored)."""
+    compact = candidate.replace(" ", "")
+    if not 15 <= len(compact) <= 34:
+        return False
+    rotated = compact[4:] + compact[:4]
+    return int("".join(str(int(c, 36)) for c in rotated)) % 97 == 1
+
+
+def shannon_entropy(text: str) -> float:
+    """Bits per character; random tokens score high, words and repeated characters low."""
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def _cards(text: str) -> Iterator[tuple[int, int]]:
+    """Card numbers: 13-19 Luhn-valid digits, unspaced or in space/dash groups of 3-6 digits.
+
+    Inside a longer run of numbers every start group is tried, so a card next to other numbers
+    (``ref 12 4111 1111 1111 1111``) is still found.
+    """
+    for run in _DIGIT_RUN.finditer(text):
+        groups = [
+            (m.start() + run.start(), m.end() + run.start()) for m in _DIGITS.finditer(run.group())
+        ]
+        i = 0
+        while i < len(groups):
+            last = _longest_card_from(text, groups, i)
+            if last is None:
+                i += 1
+                continue
+            yield groups[i][0], groups[last][1]
+            i = last + 1
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _longest_card_from(text: str, groups: list[tuple[int, int]], first: int) -> int | None:
+    """Index of the last group of the longest Luhn-valid card starting at group ``first``."""
+    single = text[groups[first][0] : groups[first][1]]
+    if 13 <= len(single) <= 19:
+        return first if luhn_valid(single) else None
+    best: int | None = None
+    digits = ""
+    for last in range(first, len(groups)):
+        group = text[groups[last][0] : groups[last][1]]
+        digits += group
+        if not 3 <= len(group) <= 6 or len(digits) > 19:
+            break
+        if len(digits) >= 13 and luhn_valid(digits):
+            best = last
+    return best
+
+
+def _phones(text: str) -> Iterator[tuple[int, int]]:
+    """Phone numbers: ``+`` and 8-15 digits, North-American ``(555) 123-4567`` shapes, or
+    national numbers with a leading ``0`` in groups of at least two digits (10-12 digits)."""
+    for match in _PHONE.finditer(text):
+        token = match.group()
+        groups = _DIGITS.findall(token)
+        digits = sum(len(g) for g in groups)
+        if token.startswith("+"):
+            ok = 8 <= digits <= 15
+        elif _NANP.fullmatch(token):
+            ok = True
+        else:
+            ok = (
+                token.lstrip("(").startswith("0")
+                and 10 <= digits <= 12
+                and len(groups) >= 2
+                and all(len(g) >= 2 for g in groups)
+            )
+        if ok:
+            yield match.span()
+
+
+def _ibans(text: str) -> Iterator[tuple[int, int]]:
+    """IBANs, compact or in groups of four; trailing groups are dropped until mod-97 passes."""
+    for match in _IBAN.finditer(text):
+        token = match.group()
+        while token:
+            if iban_valid(token):
+                yield match.start(), match.start() + len(token)
+                break
+            cut = token.rfind(" ")
+            token = token[:cut] if cut > 4 else ""
+
+
+def _secrets(text: str) -> Iterator[tuple[int, int]]:
+    """Known API-key formats, private key blocks, and high-entropy values after ``key=``."""
+    for pattern in _SECRETS:
+        for match in pattern.finditer(text):
+            yield match.span()
+    for match in _KEY_VALUE.finditer(text):
+        value = match.group(1)
+        classes = sum(any(test(c) for c in value) for test in _CHAR_CLASSES)
+        if classes >= 2 and shannon_entropy(value) >= 3.5:
+            yield match.span(1)
+
+
+_CHAR_CLASSES = (str.islower, str.isupper, str.isdigit)
+
+
+# Earlier kinds win when spans overlap, so one token is counted once, as its most specific kind.
+_DETECTORS = [
+    (PiiKind.SECRET, _secrets),
+    (PiiKind.CARD, _cards),
+    (PiiKind.IBAN, _ibans),
+    (PiiKind.EMAIL, lambda text: (m.span() for m in _EMAIL.finditer(text))),
+    (PiiKind.PHONE, _phones),
+]
+
+
+def scan(text: str) -> PiiScan:
+    """Find every PII span in ``text``; a token matched by several kinds counts once."""
+    raw = [(kind, span) for kind, detect in _DETECTORS for span in detect(text)]
+    kept: list[PiiFinding] = []
+    for kind, (start, end) in raw:
+        if not any(start < k.end and k.start < end for k in kept):
+            kept.append(PiiFinding(start, end, kind))
+    kept.sort()
+    counts = Counter(f.kind.value for f in kept)
+    spans = merge_spans(span for _kind, span in raw)
+    return PiiScan(tuple(kept), tuple(spans), dict(sorted(counts.items())))
+
+
+def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Merge overlapping or touching ``[start, end)`` spans."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def redact(text: str, spans: Iterable[tuple[int, int]], mask: str = DEFAULT_MASK) -> str:
+    """Replace every character inside the spans with ``mask``; the length is unchanged."""
+    if len(mask) != 1:
+        raise ValueError("mask must be a single character")
+    pieces: list[str] = []
+    cursor = 0
+    for start, end in merge_spans(spans):
+        pieces.append(text[cursor:start])
+        pieces.append(mask * (end - start))
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def redact_pii(text: str, mask: str = DEFAULT_MASK) -> tuple[str, PiiScan]:
+    """Scan ``text`` and mask every character of every finding, however findings overlap."""
+    found = scan(text)
+    return redact(text, found.spans, mask), found
