@@ -250,15 +250,26 @@ class TargetSelector:
             )
 
 
-CONFLICT_MARKERS = ("<<<<<<< ", "=======", ">>>>>>> ")
+CONFLICT_MARKERS = ("<<<<<<<", "=======", ">>>>>>>")
+
+
+def _is_marker(line: str, marker: str) -> bool:
+    return line == marker or line.startswith(marker + " ")
 
 
 def has_conflict_markers(body: str) -> bool:
-    """True when a body still carries standard merge conflict markers."""
-    return any(
-        line.startswith(CONFLICT_MARKERS) or line == "<<<<<<<" or line == ">>>>>>>"
-        for line in body.split("\n")
-    )
+    """True when a body still carries a standard merge conflict block.
+
+    A block is ``<<<<<<<``, ``=======`` and ``>>>>>>>`` lines in that order; a lone ``=======``
+    is an ordinary markdown heading underline, not a conflict.
+    """
+    stage = 0
+    for line in body.split("\n"):
+        if stage < len(CONFLICT_MARKERS) and _is_marker(line, CONFLICT_MARKERS[stage]):
+            stage += 1
+            if stage == len(CONFLICT_MARKERS):
+                return True
+    return False
 
 
 @dataclass

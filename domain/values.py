@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from domain.errors import InvalidArgument
 
@@ -180,3 +183,27 @@ def validate_text(value: str | None, field: str, limit: int, *, required: bool =
             f"{field} is {len(text)} characters; the limit is {limit}", field=field
         )
     return text
+
+
+def validate_metadata(value: object, field: str = "metadata") -> dict[str, Any]:
+    """A JSON object (string keys, JSON values only); ``None`` is the empty object."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise InvalidArgument(f"{field} must be a JSON object with string keys", field=field)
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgument(f"{field} must hold JSON values only: {exc}", field=field) from None
+    return dict(value)
+
+
+def validate_instant(value: datetime | None, field: str) -> datetime | None:
+    """A timezone-aware instant (``as_of``, ``since``, …); a naive one is ambiguous."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime) or value.utcoffset() is None:
+        raise InvalidArgument(
+            f"{field} must be a timezone-aware instant, e.g. 2026-01-01T00:00:00Z", field=field
+        )
+    return value

@@ -33,13 +33,17 @@ def parse_scope(scope: str) -> str:
     """``*``, ``tenant``, ``tenant/org`` or ``tenant/org/repo``."""
     if scope == "*":
         return scope
-    parts = scope.split("/")
+    parts = scope.split("/") if isinstance(scope, str) else []
     if len(parts) == 3:
         return RepoRef.parse(scope).key
     if len(parts) in (1, 2):
         # Validate segments with the repository rule by padding a dummy repository.
-        RepoRef.parse("/".join([*parts, "x", "x"][:3]))
-        return scope
+        try:
+            RepoRef.parse("/".join([*parts, "x", "x"][:3]))
+        except InvalidArgument:
+            pass
+        else:
+            return scope
     raise InvalidArgument(
         f"malformed scope {scope!r}: expected *, TENANT, TENANT/ORG or TENANT/ORG/REPO",
         field="scope",
@@ -253,6 +257,8 @@ class AdminOps(ServiceCore):
     def set_legal_hold(self, caller: Caller, repo: str, held: bool) -> dict[str, Any]:
         """Place or release a legal hold (admin)."""
         key = self.repo_key(repo)
+        if not isinstance(held, bool):
+            raise InvalidArgument("held must be true or false", field="held")
         with self._uow() as uow:
             self.gate(uow, caller, key, Action.ADMIN)
             at = self.clock.now()

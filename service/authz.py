@@ -7,6 +7,7 @@ The only module that imports casbin. The service layer asks one question per ope
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,11 @@ from domain.permissions import ROLE_ACTIONS, Action, Role, actions_of, scope_mat
 from domain.values import Classification
 
 _MODEL_TEXT = (Path(__file__).parent / "rbac_model.conf").read_text(encoding="utf-8")
+# Casbin parses its matcher with ``ast.parse`` on every ``enforce``; CPython 3.11's AST state is
+# not thread-safe (python/cpython#106905: "AST constructor recursion depth mismatch"), so
+# threaded servers serialize the decision. It is CPU-bound under the GIL anyway.
+_CASBIN_LOCK = threading.Lock()
+_MAX_MEMOIZED = 10_000
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,9 @@ def _scope_domain_match(request_domain: str, grant_domain: str) -> bool:
 class Authorizer:
     """Decides permissions from grants with a Casbin enforcer built for the principals at hand."""
 
+    def __init__(self) -> None:
+        self._decisions: dict[tuple[object, ...], Permission] = {}
+
     def _enforcer(self, grants: list[Grant]) -> casbin.Enforcer:
         model = Model()
         model.load_model_from_text(_MODEL_TEXT)
@@ -108,6 +117,21 @@ class Authorizer:
         """Effective permission: the caller's, narrowed by claimed roles, intersected with the
         on-behalf-of principal's (never the union)."""
         claimed = frozenset(Role.parse(r) for r in caller.roles)
+        # The decision depends only on these inputs, so it is memoized: a changed, added or
+        # revoked grant is a different key, never a stale answer.
+        key = (frozenset(grants), caller.principal_id, caller.on_behalf_of, claimed, repo_key)
+        with _CASBIN_LOCK:
+            decided = self._decisions.get(key)
+            if decided is None:
+                decided = self._decide(grants, caller, repo_key, claimed)
+                if len(self._decisions) >= _MAX_MEMOIZED:
+                    self._decisions.clear()
+                self._decisions[key] = decided
+        return decided
+
+    def _decide(
+        self, grants: list[Grant], caller: Caller, repo_key: str, claimed: frozenset[Role]
+    ) -> Permission:
         enforcer = self._enforcer(grants)
         actions, rank = self._single(enforcer, grants, caller.principal_id, repo_key, claimed)
         if caller.on_behalf_of:

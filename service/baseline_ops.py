@@ -15,6 +15,7 @@ from domain.values import (
     SourceKind,
     new_id,
     validate_id,
+    validate_instant,
     validate_text,
 )
 from service.authz import Caller, Permission
@@ -89,6 +90,11 @@ class BaselineOps(ProposalOps):
     def _check_pins(
         self, uow: UnitOfWork, perm: Permission, key: str, pins: dict[str, str]
     ) -> dict[str, str]:
+        if not isinstance(pins, dict) or not pins:
+            raise InvalidArgument(
+                "explicit pins must be a non-empty mapping of element_id to version_id",
+                field="pins",
+            )
         for element_id, version_id in pins.items():
             validate_id(element_id, "el", "element")
             validate_id(version_id, "ver", "version")
@@ -265,6 +271,7 @@ class BaselineOps(ProposalOps):
     def published(self, caller: Caller, repo: str, as_of: datetime | None = None) -> dict[str, Any]:
         """The published baseline now, or as recorded at ``as_of``, with its move history."""
         key = self.repo_key(repo)
+        validate_instant(as_of, "as_of")
         with self._uow(readonly=True) as uow:
             self.gate(uow, caller, key, Action.READ)
             if as_of is None:

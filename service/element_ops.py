@@ -17,6 +17,8 @@ from domain.values import (
     principal_type,
     validate_body,
     validate_id,
+    validate_instant,
+    validate_metadata,
     validate_text,
     validate_type_key,
 )
@@ -113,6 +115,7 @@ class ElementOps(ServiceCore):
         validate_type_key(type_key)
         kind = _element_kind(element_kind)
         level = Classification.parse(classification) if classification else Classification.INTERNAL
+        metadata = validate_metadata(metadata)
         with self._uow() as uow:
             perm = self.gate(uow, caller, key, Action.CURATE)
             if not perm.may_see(level):
@@ -131,7 +134,7 @@ class ElementOps(ServiceCore):
                 by=caller.principal_id,
             )
             v1 = self.write_new_element(
-                uow, caller, el, title=title, body=body, metadata=metadata or {}, at=at
+                uow, caller, el, title=title, body=body, metadata=metadata, at=at
             )
             uow.commit()
         return {"element": element_view(el), "version": version_view(v1, with_body=False)}
@@ -144,6 +147,7 @@ class ElementOps(ServiceCore):
         as_of: datetime | None = None,
     ) -> dict[str, Any]:
         """An element with one version: the head, a given version, or the head as of an instant."""
+        validate_instant(as_of, "as_of")
         with self._uow(readonly=True) as uow:
             el, _ = self.visible_element(uow, caller, element_id)
             if version_id is not None:
@@ -220,7 +224,7 @@ class ElementOps(ServiceCore):
         """Append a relationship between two elements of one repository (curator)."""
         rel_kind = _relationship_kind(kind)
         validate_type_key(type_key)
-        metadata = dict(metadata or {})
+        metadata = validate_metadata(metadata)
         with self._uow() as uow:
             src, _ = self.visible_element(uow, caller, source_element_id, Action.CURATE)
             dst, _ = self.visible_element(uow, caller, target_element_id)
@@ -279,6 +283,7 @@ class ElementOps(ServiceCore):
         self, caller: Caller, element_id: str, as_of: datetime | None = None
     ) -> list[dict[str, Any]]:
         """Relationships of an element whose other end the caller may also read."""
+        validate_instant(as_of, "as_of")
         with self._uow(readonly=True) as uow:
             el, perm = self.visible_element(uow, caller, element_id)
             out = []

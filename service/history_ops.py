@@ -8,7 +8,7 @@ from typing import Any
 from domain.audit import verify_chain
 from domain.errors import InvalidArgument, PermissionDenied
 from domain.permissions import Action
-from domain.values import validate_id, validate_principal
+from domain.values import validate_id, validate_instant, validate_principal
 from service.authz import Caller
 from service.baseline_ops import BaselineOps
 from service.views import event_view
@@ -35,6 +35,8 @@ class HistoryOps(BaselineOps):
         Auditors see everything; other readers see events of elements within their clearance.
         """
         key = self.repo_key(repo)
+        validate_instant(since, "since")
+        validate_instant(until, "until")
         if since and until and since > until:
             raise InvalidArgument("since is after until", field="since")
         if element_id is not None:

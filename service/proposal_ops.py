@@ -45,6 +45,7 @@ from domain.values import (
     new_id,
     validate_body,
     validate_id,
+    validate_metadata,
     validate_text,
     validate_type_key,
 )
@@ -277,6 +278,7 @@ class ProposalOps(ElementOps):
         kind = _change_kind(change_kind)
         body = validate_body(body)
         summary = validate_text(summary, "summary", MAX_SUMMARY_CHARS)
+        metadata = validate_metadata(metadata)
         sel = TargetSelector(_selector_kind(selector), baseline_id)
         if client_request_id is not None:
             client_request_id = validate_text(client_request_id, "client_request_id", 200)
@@ -291,7 +293,10 @@ class ProposalOps(ElementOps):
                     summary,
                     sel.kind.value,
                     baseline_id,
-                    metadata or {},
+                    metadata,
+                    type_key,
+                    element_kind,
+                    classification,
                 ],
                 sort_keys=True,
                 default=str,
@@ -346,7 +351,7 @@ class ProposalOps(ElementOps):
                 p,
                 title=title_,
                 body=body,
-                metadata=metadata or {},
+                metadata=metadata,
                 classification=level,
                 create_spec=create_spec,
             )

@@ -48,6 +48,12 @@ def _tune_sqlite(engine: Engine, *, foreign_keys: bool) -> None:
         conn.exec_driver_sql("BEGIN DEFERRED" if readonly else "BEGIN IMMEDIATE")
 
 
+def _is_unique_violation(exc: IntegrityError) -> bool:
+    """PostgreSQL SQLSTATE 23505, or SQLite's UNIQUE / PRIMARY KEY constraint failure."""
+    orig = exc.orig
+    return getattr(orig, "sqlstate", None) == "23505" or "UNIQUE constraint failed" in str(orig)
+
+
 class SqlAlchemyUnitOfWork:
     """One transaction: ``with uow: …; uow.commit()``. Leaving without commit rolls back.
 
@@ -87,6 +93,12 @@ class SqlAlchemyUnitOfWork:
         finally:
             self._conn.close()
             self._conn = None
+        if isinstance(exc, IntegrityError) and _is_unique_violation(exc):
+            # A concurrent writer inserted the same key first (same client_request_id, same
+            # repository …): the domain's typed, retryable conflict, not a driver error.
+            raise Conflict(
+                "a concurrent change won; re-read and retry", cause=type(exc.orig).__name__
+            ) from exc
 
     def record(self, event_: AuditEvent) -> None:
         """Queue an audit event; it is chained and written at commit."""

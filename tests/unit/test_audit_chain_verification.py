@@ -1,0 +1,105 @@
+"""The hash-chained audit log: a valid chain verifies; any alteration names the first bad event."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from domain.audit import GENESIS_HASH, AuditEvent, verify_chain
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def chain(n: int) -> list[AuditEvent]:
+    """``n`` events chained the way the unit of work writes them."""
+    out: list[AuditEvent] = []
+    prev = GENESIS_HASH
+    for i in range(n):
+        ev = AuditEvent(
+            chain_key="acme/eng/platform",
+            event_type="element.created" if i % 2 else "proposal.opened",
+            occurred_at=T0 + timedelta(seconds=i),
+            actor=f"user:u{i % 3}",
+            on_behalf_of=None,
+            purpose="test",
+            element_id=f"el_{i:08x}",
+            payload={"n": i, "tags": ["a", "b"]},
+            event_id=100 + i,
+        )
+        digest = ev.compute_hash(i + 1, prev)
+        out.append(dataclasses.replace(ev, chain_seq=i + 1, prev_hash=prev, hash=digest))
+        prev = digest
+    return out
+
+
+def test_an_empty_chain_verifies():
+    assert verify_chain([]).ok
+
+
+def test_an_intact_chain_verifies_and_counts_its_events():
+    verdict = verify_chain(chain(5))
+    assert verdict.ok
+    assert verdict.events_checked == 5
+    assert verdict.first_broken_event_id is None
+
+
+ALTERATIONS = {
+    "actor": "user:mallory",
+    "payload": {"n": -1},
+    "event_type": "proposal.accepted",
+    "occurred_at": T0 - timedelta(days=1),
+    "purpose": "cover-up",
+    "on_behalf_of": "user:boss",
+    "element_id": "el_deadbeef",
+}
+
+
+@given(
+    n=st.integers(min_value=1, max_value=12),
+    data=st.data(),
+    field=st.sampled_from(sorted(ALTERATIONS)),
+)
+def test_altering_any_field_of_any_event_is_detected_at_that_event(
+    n: int, data: st.DataObject, field: str
+):
+    events = chain(n)
+    victim = data.draw(st.integers(min_value=0, max_value=n - 1))
+    events[victim] = dataclasses.replace(events[victim], **{field: ALTERATIONS[field]})
+    verdict = verify_chain(events)
+    assert not verdict.ok
+    assert verdict.first_broken_event_id == events[victim].event_id
+    assert verdict.events_checked == victim
+    assert "altered" in (verdict.reason or "")
+
+
+@given(n=st.integers(min_value=2, max_value=10), data=st.data())
+def test_deleting_an_event_breaks_the_chain_at_the_next_one(n: int, data: st.DataObject):
+    events = chain(n)
+    victim = data.draw(st.integers(min_value=0, max_value=n - 2))
+    survivor = events[victim + 1]
+    del events[victim]
+    verdict = verify_chain(events)
+    assert not verdict.ok
+    assert verdict.first_broken_event_id == survivor.event_id
+
+
+def test_recomputing_a_tampered_events_hash_still_breaks_the_link_to_the_next_event():
+    events = chain(4)
+    forged = dataclasses.replace(events[1], actor="user:mallory")
+    forged = dataclasses.replace(forged, hash=forged.compute_hash(2, events[0].hash or ""))
+    events[1] = forged
+    verdict = verify_chain(events)
+    assert not verdict.ok
+    assert verdict.first_broken_event_id == events[2].event_id
+    assert "prev_hash" in (verdict.reason or "")
+
+
+def test_reordering_events_is_detected():
+    events = chain(3)
+    events[0], events[1] = events[1], events[0]
+    verdict = verify_chain(events)
+    assert not verdict.ok
+    assert verdict.first_broken_event_id == events[0].event_id
