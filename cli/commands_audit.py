@@ -11,6 +11,7 @@ from cli.errors import EXIT_AUDIT_CHAIN_BROKEN
 from cli.inputs import parse_instant
 from cli.options import JsonFlag, Repo
 from cli.session import session
+from domain.errors import InvalidArgument
 
 PANEL = "Audit"
 
@@ -108,15 +109,33 @@ def access_log(
 
 
 @audit_app.command("verify")
-def audit_verify(ctx: typer.Context, repo: Repo, json_: JsonFlag = False) -> None:
-    """Check the repository's hash chain; exits 9 naming the first broken event."""
+def audit_verify(
+    ctx: typer.Context,
+    repo: Annotated[
+        str | None,
+        typer.Option(
+            "--repo", metavar="TENANT/ORG/REPO", help="The repository whose chain to check."
+        ),
+    ] = None,
+    global_: Annotated[
+        bool,
+        typer.Option(
+            "--global",
+            help="Check the global chain instead (grants above repositories, tokens).",
+        ),
+    ] = False,
+    json_: JsonFlag = False,
+) -> None:
+    """Check a hash chain (a repository's, or --global); exits 9 naming the first broken event."""
     s = session(ctx, json_)
-    verdict = s.service.verify_audit(s.caller, repo)
+    if (repo is None) == (not global_):
+        raise InvalidArgument("give exactly one of --repo TENANT/ORG/REPO or --global")
+    verdict = s.service.verify_audit(s.caller, None if global_ else repo)
     s.emit(verdict, _show_verdict)
     if not verdict["ok"]:
         output.error(
             "AUDIT_CHAIN_BROKEN",
-            f"audit chain of {verdict['repository_id']} is broken at event "
+            f"audit chain of {verdict['chain']} is broken at event "
             f"{verdict['first_broken_event_id']}: {verdict['reason']}",
             as_json=False,  # the verdict above is this command's one JSON document
         )
@@ -125,9 +144,9 @@ def audit_verify(ctx: typer.Context, repo: Repo, json_: JsonFlag = False) -> Non
 
 def _show_verdict(v: dict[str, Any]) -> None:
     if v["ok"]:
-        output.line(f"audit chain of {v['repository_id']} intact: {v['events_checked']} events")
+        output.line(f"audit chain of {v['chain']} intact: {v['events_checked']} events")
     else:
         output.line(
-            f"audit chain of {v['repository_id']} BROKEN at event {v['first_broken_event_id']} "
+            f"audit chain of {v['chain']} BROKEN at event {v['first_broken_event_id']} "
             f"({v['reason']}); {v['events_checked']} events before it verified"
         )

@@ -305,8 +305,15 @@ class Proposal:
             )
 
     def is_stale(self, head_version_id: str | None) -> bool:
-        """The head rule: stale once the pinned version is no longer the target's head."""
-        return self.change_kind is ChangeKind.UPDATE and self.target_version_id != head_version_id
+        """The head rule: an OPEN UPDATE is stale once its pinned version is no longer the head.
+
+        A decided proposal is never stale: accepting it moved the head on purpose.
+        """
+        return (
+            self.status is ProposalStatus.OPEN
+            and self.change_kind is ChangeKind.UPDATE
+            and self.target_version_id != head_version_id
+        )
 
     def ensure_open(self) -> None:
         """Refuse anything on a terminal proposal."""

@@ -16,7 +16,7 @@ from domain.errors import (
 )
 from domain.permissions import Action, GrantRecord, Role
 from domain.repository import Repository
-from domain.values import Classification, RepoRef, new_id, validate_principal
+from domain.values import Classification, RepoRef, new_id, validate_id, validate_principal
 from service.authz import Caller
 from service.core import ServiceCore
 from service.views import iso
@@ -222,6 +222,7 @@ class AdminOps(ServiceCore):
 
     def revoke_token(self, caller: Caller, token_id: str) -> dict[str, Any]:
         """Revoke a token (its owner or a global admin)."""
+        validate_id(token_id, "tok", "token")
         with self._uow() as uow:
             tok = uow.store.get_token(token_id)
             if tok is None:

@@ -24,6 +24,7 @@ class UnitOfWork(Protocol):
     def __enter__(self) -> UnitOfWork: ...
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None: ...
     def record(self, event: AuditEvent) -> None: ...
+    def log_access(self, *entry: Any) -> None: ...
     def commit(self) -> None: ...
 
 
@@ -144,7 +145,7 @@ class ServiceCore:
         self, uow: UnitOfWork, caller: Caller, operation: str, repo_key: str | None, **subject: Any
     ) -> None:
         """Record a read in the access log (who, for whom, why, what)."""
-        uow.store.log_access(
+        uow.log_access(
             self.clock.now(),
             caller.principal_id,
             caller.on_behalf_of,

@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from domain.audit import verify_chain
-from domain.errors import InvalidArgument, PermissionDenied
+from domain.audit import GLOBAL_CHAIN, verify_chain
+from domain.errors import InvalidArgument, NotFound, PermissionDenied
 from domain.permissions import Action
 from domain.values import validate_id, validate_instant, validate_principal
 from service.authz import Caller
 from service.baseline_ops import BaselineOps
-from service.views import event_view
+from service.views import event_view, iso
 
 MAX_HISTORY = 10_000
 
@@ -59,13 +59,14 @@ class HistoryOps(BaselineOps):
                 caller,
                 "history",
                 key,
-                since=str(since),
-                until=str(until),
+                since=iso(since),
+                until=iso(until),
                 element_id=element_id,
                 actor=actor,
             )
             uow.commit()
-        return [event_view(e) for e in events[:limit]]
+        # The newest ``limit`` events, still oldest first, so a bounded view shows recent work.
+        return [event_view(e) for e in events[-limit:]]
 
     @staticmethod
     def _event_visible(uow: Any, perm: Any, element_id: str | None) -> bool:
@@ -74,16 +75,24 @@ class HistoryOps(BaselineOps):
         el = uow.store.get_element(element_id)
         return el is not None and perm.may_see(el.classification)
 
-    def verify_audit(self, caller: Caller, repo: str) -> dict[str, Any]:
-        """Check the repository's hash chain; name the first broken event."""
-        key = self.repo_key(repo)
+    def verify_audit(self, caller: Caller, repo: str | None) -> dict[str, Any]:
+        """Check a repository's hash chain — or, with ``repo=None``, the global chain (grants on
+        organizations, tenants and everything; tokens) — and name the first broken event."""
         with self._uow(readonly=True) as uow:
-            perm = self.gate(uow, caller, key, Action.READ)
+            if repo is None:
+                key = GLOBAL_CHAIN
+                perm = self.permission(uow, caller, GLOBAL_CHAIN)
+                if not perm.any:
+                    raise NotFound("the global audit chain is not visible to you")
+            else:
+                key = self.repo_key(repo)
+                perm = self.gate(uow, caller, key, Action.READ)
             if not (perm.can(Action.AUDIT) or perm.can(Action.ADMIN)):
                 raise PermissionDenied(f"{caller.principal_id} may not verify the audit log")
             verdict = verify_chain(uow.store.audit_events(key))
         return {
-            "repository_id": key,
+            "repository_id": None if repo is None else key,
+            "chain": key,
             "ok": verdict.ok,
             "events_checked": verdict.events_checked,
             "first_broken_event_id": verdict.first_broken_event_id,
@@ -98,4 +107,16 @@ class HistoryOps(BaselineOps):
             if not perm.can(Action.AUDIT):
                 raise PermissionDenied(f"{caller.principal_id} may not read the access log")
             rows = uow.store.access_log(key, limit)
-        return [{**r, "at": r["at"].isoformat()} for r in rows]
+        return [
+            {
+                "access_id": r["access_id"],
+                "at": iso(r["at"]),
+                "principal_id": r["principal_id"],
+                "on_behalf_of": r["on_behalf_of"],
+                "purpose": r["purpose"],
+                "operation": r["operation"],
+                "repository_id": r["repo_key"],
+                "subject": r["subject"],
+            }
+            for r in rows
+        ]

@@ -544,6 +544,7 @@ class ProposalOps(ElementOps):
             uow.store.insert_version(new_v)
             p.close(ProposalStatus.ACCEPTED, at, caller.principal_id)
             p.result_version_id = new_v.version_id
+            p.target_element_id = target.element_id
             if not uow.store.save_proposal(p, ProposalStatus.OPEN):
                 raise Conflict(f"proposal {proposal_id} was decided concurrently")
             self.event(

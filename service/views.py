@@ -125,7 +125,7 @@ def move_view(m: PointerMove) -> dict[str, Any]:
         "to": m.to_baseline_id,
         "at": iso(m.at),
         "by": m.by,
-        "reason": m.reason,
+        "reason": m.reason or None,
     }
 
 

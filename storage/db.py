@@ -69,6 +69,7 @@ class SqlAlchemyUnitOfWork:
         self.events: list[AuditEvent] = []
         self.after_commit: list[Callable[[], None]] = []
         self.committed = False
+        self._access: list[tuple[Any, ...]] = []
         self.store: Store
 
     def __enter__(self) -> SqlAlchemyUnitOfWork:
@@ -104,12 +105,26 @@ class SqlAlchemyUnitOfWork:
         """Queue an audit event; it is chained and written at commit."""
         self.events.append(event_)
 
+    def log_access(self, *entry: Any) -> None:
+        """Queue an access-log row (``Store.log_access`` arguments); written at commit.
+
+        A read-only unit of work writes it in a short write transaction after its reads:
+        upgrading SQLite's deferred read transaction to a write would fail at once (no busy
+        wait) whenever another writer committed in between.
+        """
+        self._access.append(entry)
+
     def commit(self) -> None:
         """Write the audit events, commit, then run post-commit hooks."""
         try:
             for ev in self.events:
                 self._append_event(ev)
+            if not self._readonly:
+                self._write_access(self.store)
             self._tx.commit()
+            if self._readonly and self._access:
+                with self._engine.begin() as conn:
+                    self._write_access(Store(conn))
         except IntegrityError as exc:
             self._tx.rollback()
             raise Conflict(
@@ -126,6 +141,11 @@ class SqlAlchemyUnitOfWork:
                 hook()
             except Exception:  # derived state only: catch-up repairs it
                 log.exception("post-commit hook failed; it will be caught up")
+
+    def _write_access(self, store: Store) -> None:
+        for entry in self._access:
+            store.log_access(*entry)
+        self._access.clear()
 
     def _append_event(self, ev: AuditEvent) -> None:
         assert self._conn is not None

@@ -64,6 +64,7 @@ def _proposal_values(p: Proposal) -> dict[str, Any]:
         "has_conflicts": p.has_conflicts,
         "rebased_to": p.rebased_to,
         "result_version_id": p.result_version_id,
+        "target_element_id": p.target_element_id,
         "decided_at": p.decided_at,
         "decided_by": p.decided_by,
     }
@@ -83,7 +84,6 @@ class GovernanceStore:
                 repo_key=p.repo_key,
                 element_id=p.element_id,
                 change_kind=p.change_kind.value,
-                target_element_id=p.target_element_id,
                 target_version_id=p.target_version_id,
                 selector_kind=p.target_selector.kind.value,
                 selector_baseline_id=p.target_selector.baseline_id,

@@ -117,6 +117,7 @@ def test_every_state_change_of_a_full_scenario_has_its_audit_event(any_world: Wo
     assert len(moves) == kinds["pointer.moved"]
     assert w.svc.verify_audit(w.auditor, w.repo) == {
         "repository_id": w.repo,
+        "chain": w.repo,
         "ok": True,
         "events_checked": len(events),
         "first_broken_event_id": None,

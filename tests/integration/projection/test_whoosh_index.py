@@ -1,0 +1,300 @@
+"""WhooshKeywordIndex on a real index directory."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from whoosh.analysis import StemmingAnalyzer
+
+from projection.keyword_index import IndexedChunk, IndexFilter, indexed_chunks
+from projection.whoosh_index import WhooshKeywordIndex, _stemmer
+
+PLATFORM = "acme/eng/platform"
+SECRETS = "acme/eng/secrets"
+INTERNAL = IndexFilter({PLATFORM: 1})
+
+
+def doc(version_id: str, body: str, **overrides: object) -> list[IndexedChunk]:
+    attributes: dict[str, object] = {
+        "body": body,
+        "title": f"Document {version_id}",
+        "repository_key": PLATFORM,
+        "element_id": f"el-{version_id}",
+        "version_id": version_id,
+        "classification_rank": 1,
+        "source_kind": "CANONICAL",
+        "type_key": "ameide:doc",
+        "recorded_at": 1_000.0,
+    }
+    attributes.update(overrides)
+    return indexed_chunks(**attributes)  # type: ignore[arg-type]
+
+
+def versions_of(hits: list) -> list[str]:  # type: ignore[type-arg]
+    return [hit.version_id for hit in hits]
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[WhooshKeywordIndex]:
+    keyword_index = WhooshKeywordIndex(tmp_path / "index")
+    yield keyword_index
+    keyword_index.close()
+
+
+def test_a_search_finds_the_matching_section_with_its_citation_span(
+    index: WhooshKeywordIndex,
+) -> None:
+    body = "# Testing SOP\nIntro.\n## Phases\nRun phase 0/1/2 tests with make.\n## Owners\nTeam.\n"
+    index.replace_versions(doc("v1", body, title="Testing SOP"))
+    (best, *_) = index.search("how do I run phase tests?", INTERNAL)
+    assert (best.version_id, best.chunk_key) == ("v1", "testing-sop/phases")
+    assert body[best.start : best.end].startswith("## Phases")
+    assert best.heading_path == "Testing SOP > Phases"
+
+
+def test_stemming_matches_other_forms_of_a_word(index: WhooshKeywordIndex) -> None:
+    index.replace_versions(doc("v1", "# Guide\nThe runner retries failed deployments.\n"))
+    assert versions_of(index.search("running deployment retry", INTERNAL)) == ["v1"]
+
+
+def test_content_above_the_clearance_or_in_unreadable_repositories_is_never_returned(
+    index: WhooshKeywordIndex,
+) -> None:
+    index.replace_versions(
+        [
+            *doc("public", "# Deploy\ndeploy steps\n", classification_rank=0),
+            *doc("internal", "# Deploy\ndeploy steps\n", classification_rank=1),
+            *doc("restricted", "# Deploy\ndeploy steps\n", classification_rank=3),
+            *doc("other-repo", "# Deploy\ndeploy steps\n", repository_key=SECRETS),
+        ]
+    )
+    assert sorted(versions_of(index.search("deploy", INTERNAL))) == ["internal", "public"]
+    both = IndexFilter({PLATFORM: 3, SECRETS: 0})
+    assert sorted(versions_of(index.search("deploy", both))) == ["internal", "public", "restricted"]
+    assert index.search("deploy", IndexFilter({})) == []
+    assert versions_of(index.search_versions("deploy", IndexFilter({SECRETS: 1}))) == ["other-repo"]
+
+
+def test_the_limit_is_filled_from_permitted_content_even_when_forbidden_content_ranks_higher(
+    index: WhooshKeywordIndex,
+) -> None:
+    forbidden = [
+        doc(f"r{n}", "# Rollback\nrollback rollback rollback\n", classification_rank=3)
+        for n in range(30)
+    ]
+    permitted = [
+        doc(f"p{n}", f"# Notes {n}\nsee the rollback notes and more text\n") for n in range(5)
+    ]
+    index.replace_versions([chunk for group in forbidden + permitted for chunk in group])
+    hits = index.search("rollback", INTERNAL, limit=5)
+    assert sorted(versions_of(hits)) == [f"p{n}" for n in range(5)]
+    wholes = index.search_versions("rollback", INTERNAL, limit=5)
+    assert sorted(versions_of(wholes)) == [f"p{n}" for n in range(5)]
+
+
+def test_selection_filters_narrow_the_search(index: WhooshKeywordIndex) -> None:
+    index.replace_versions(
+        [
+            *doc("old", "# Cache\ncache ttl\n", recorded_at=100.0, superseded=True),
+            *doc("new", "# Cache\ncache ttl\n", recorded_at=200.0, source_kind="INGESTED_EVIDENCE"),
+            *doc(
+                "gone",
+                "# Cache\ncache ttl\n",
+                retired_at=150.0,
+                type_key="ameide:sop",
+                recorded_at=120.0,
+            ),
+            *doc(
+                "window",
+                "# Cache\ncache ttl\n",
+                effective_from=50.0,
+                effective_to=120.0,
+                recorded_at=130.0,
+            ),
+        ]
+    )
+
+    def found(**narrowing: object) -> list[str]:
+        index_filter = IndexFilter({PLATFORM: 1}, **narrowing)  # type: ignore[arg-type]
+        return sorted(versions_of(index.search("cache", index_filter)))
+
+    assert found() == ["gone", "new", "old", "window"]
+    assert found(version_ids=frozenset({"old", "new"})) == ["new", "old"]
+    assert found(element_ids=frozenset({"el-gone"})) == ["gone"]
+    assert found(source_kinds=frozenset({"INGESTED_EVIDENCE"})) == ["new"]
+    assert found(type_keys=frozenset({"ameide:sop"})) == ["gone"]
+    assert found(as_of=150.0) == ["gone", "old", "window"]
+    assert found(valid_at=130.0) == ["gone", "new", "old"]
+    assert found(valid_at=60.0) == ["gone", "new", "old", "window"]
+    assert found(live_at=149.0) == ["gone", "new", "old", "window"]
+    assert found(live_at=150.0) == ["new", "old", "window"]
+    assert found(exclude_superseded=True) == ["gone", "new", "window"]
+    assert found(version_ids=frozenset()) == []
+
+
+@pytest.mark.parametrize(
+    "query_text",
+    [
+        "title:secret",
+        "secret AND NOT vault",
+        "NOT vault secret",
+        '"secret vault"',
+        "(secret OR vault)",
+        "secr* vault^5",
+        "secret~2 vault",
+        "heading:[a TO z] secret",
+    ],
+)
+def test_query_syntax_in_user_text_is_treated_as_plain_words(
+    index: WhooshKeywordIndex, query_text: str
+) -> None:
+    index.replace_versions(
+        [
+            *doc("vault", "# Vault\nthe vault holds every secret\n"),
+            *doc("title", "# Notes\nsecret title of something\n", title="Other"),
+            *doc("unrelated", "# Other\nnothing to see\n"),
+        ]
+    )
+    found = set(versions_of(index.search(query_text, INTERNAL)))
+    assert "vault" in found or "title" in found
+    assert "unrelated" not in found
+
+
+def test_text_without_searchable_words_finds_nothing(index: WhooshKeywordIndex) -> None:
+    index.replace_versions(doc("v1", "# A\nthe words\n"))
+    for query_text in ("", "   ", "*", "the and of", "()", "?"):
+        assert index.search(query_text, INTERNAL) == []
+        assert index.search_versions(query_text, INTERNAL) == []
+
+
+def test_best_chunk_per_version_returns_one_chunk_of_each_version_and_fills_the_limit(
+    index: WhooshKeywordIndex,
+) -> None:
+    sections = "".join(f"## Part {n}\nbackup restore backup\n" for n in range(6))
+    index.replace_versions(
+        [chunk for n in range(4) for chunk in doc(f"v{n}", f"# Backups\n{sections}")]
+    )
+    hits = index.search("backup restore", INTERNAL, limit=3, per_version=1)
+    assert len(hits) == 3
+    assert len(set(versions_of(hits))) == 3
+    assert len(index.search("backup restore", INTERNAL, limit=10, per_version=2)) == 8
+
+
+def test_the_whole_version_search_ranks_versions_once_each(index: WhooshKeywordIndex) -> None:
+    index.replace_versions(
+        [
+            *doc("both", "# Alpha\nalpha notes\n## Beta\nbeta notes\n", title="Greek"),
+            *doc("alpha", "# Alpha\nalpha only\n", title="Greek"),
+        ]
+    )
+    whole = index.search_versions("alpha beta", INTERNAL)
+    assert versions_of(whole) == ["both", "alpha"]
+    assert whole[0].title == "Greek"
+    assert index.version_count() == 2
+
+
+def test_replacing_a_version_replaces_all_of_its_chunks(index: WhooshKeywordIndex) -> None:
+    index.replace_versions(doc("v1", "# A\nobsolete wording\n## B\nmore obsolete\n"))
+    index.replace_versions(doc("v1", "# A\nfresh wording\n", retired_at=5.0))
+    assert index.search("obsolete", INTERNAL) == []
+    (hit,) = index.search("fresh", INTERNAL)
+    assert hit.retired_at == 5.0
+    assert index.doc_count() == 1
+    index.replace_versions([], version_ids=["v1"])
+    assert index.doc_count() == 0
+
+
+def test_erasing_a_version_removes_it_and_its_words_from_the_index_files(
+    index: WhooshKeywordIndex, tmp_path: Path
+) -> None:
+    index.replace_versions(doc("keep", "# Keep\nordinary words here\n"))
+    index.replace_versions(doc("erase", "# Erase\nzanzibarquux personal data\n"))
+    assert versions_of(index.search("zanzibarquux", INTERNAL)) == ["erase"]
+
+    index.delete_versions(["erase"], position=9)
+
+    assert index.search("zanzibarquux", INTERNAL) == []
+    assert index.search_versions("zanzibarquux", INTERNAL) == []
+    assert versions_of(index.search("ordinary", INTERNAL)) == ["keep"]
+    files = [path for path in (tmp_path / "index").rglob("*") if path.is_file()]
+    assert not [path for path in files if b"zanzibarquux" in path.read_bytes()]
+    assert index.last_applied_position() == 9
+
+
+def test_the_watermark_is_kept_across_reopening(tmp_path: Path) -> None:
+    first = WhooshKeywordIndex(tmp_path / "index")
+    assert first.last_applied_position() is None
+    first.replace_versions(doc("v1", "# A\nalpha\n"), position=41)
+    first.replace_versions(doc("v2", "# B\nbeta\n"))  # no position: the watermark stays
+    first.replace_versions([], position=42)  # nothing to index still moves the watermark
+    first.close()
+
+    reopened = WhooshKeywordIndex(tmp_path / "index")
+    assert reopened.last_applied_position() == 42
+    assert reopened.doc_count() == 2
+    reopened.clear(position=None)
+    assert (reopened.last_applied_position(), reopened.doc_count()) == (None, 0)
+    reopened.close()
+
+
+def test_a_rebuild_answers_exactly_like_incremental_maintenance(tmp_path: Path) -> None:
+    documents = [
+        doc(f"v{n}", f"# Topic {n % 7}\nalpha beta {'gamma ' * (n % 5)}\n## Delta\ndelta {n}\n")
+        for n in range(60)
+    ]
+    incremental = WhooshKeywordIndex(tmp_path / "incremental")
+    for start in range(0, 60, 7):
+        incremental.replace_versions([c for group in documents[start : start + 7] for c in group])
+    rebuilt = WhooshKeywordIndex(tmp_path / "rebuilt")
+    rebuilt.rebuild((chunk for group in documents for chunk in group), position=3)
+
+    for query_text in ("alpha gamma", "topic 3 delta", "gamma gamma beta", "delta 17"):
+        for mode in ("search", "search_versions"):
+            expected = getattr(rebuilt, mode)(query_text, INTERNAL, limit=20)
+            actual = getattr(incremental, mode)(query_text, INTERNAL, limit=20)
+            assert [(h.version_id, round(h.score, 9)) for h in actual] == [
+                (h.version_id, round(h.score, 9)) for h in expected
+            ]
+    assert rebuilt.last_applied_position() == 3
+    incremental.close()
+    rebuilt.close()
+
+
+def test_searches_see_each_commit_and_survive_concurrent_writers(
+    index: WhooshKeywordIndex,
+) -> None:
+    errors: list[BaseException] = []
+
+    def write(worker: int) -> None:
+        try:
+            for n in range(5):
+                index.replace_versions(doc(f"w{worker}-{n}", f"# Shared\nshared words {n}\n"))
+                index.search("shared words", INTERNAL)
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=write, args=(worker,)) for worker in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(index.search("shared", INTERNAL, limit=50)) == 15
+
+
+def test_a_non_positive_limit_is_refused(index: WhooshKeywordIndex) -> None:
+    with pytest.raises(ValueError, match="positive"):
+        index.search("x", INTERNAL, limit=0)
+    with pytest.raises(ValueError, match="positive"):
+        index.search("x", INTERNAL, per_version=0)
+
+
+@given(st.text(max_size=200))
+def test_the_one_pass_stemmer_indexes_the_same_words_as_the_stemming_analyzer(text: str) -> None:
+    analyzer = StemmingAnalyzer()
+    assert _stemmer(analyzer)(text) == [token.text for token in analyzer(text)]
