@@ -184,6 +184,12 @@ class Element:
             raise FailedPrecondition(f"element {self.element_id} is already retired")
         self.retired_at, self.retired_by = at, by
 
+    def reinstate(self) -> None:
+        """Bring a retired element back (its retirement stays in history)."""
+        if not self.retired:
+            raise FailedPrecondition(f"element {self.element_id} is not retired")
+        self.retired_at, self.retired_by = None, None
+
 
 @dataclass(frozen=True)
 class Relationship:

@@ -62,9 +62,16 @@ class SqlAlchemyUnitOfWork:
     logged and left for catch-up, never allowed to undo the committed write.
     """
 
-    def __init__(self, engine: Engine, *, readonly: bool = False) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        readonly: bool = False,
+        on_commit: Callable[[], None] | None = None,
+    ) -> None:
         self._engine = engine
         self._readonly = readonly
+        self._on_commit = on_commit
         self._conn: Connection | None = None
         self.events: list[AuditEvent] = []
         self.after_commit: list[Callable[[], None]] = []
@@ -136,7 +143,10 @@ class SqlAlchemyUnitOfWork:
                 raise Conflict("the database was busy with a concurrent change; retry") from exc
             raise
         self.committed = True
-        for hook in self.after_commit:
+        hooks = list(self.after_commit)
+        if self._on_commit is not None and not self._readonly:
+            hooks.append(self._on_commit)  # e.g. apply the index outbox
+        for hook in hooks:
             try:
                 hook()
             except Exception:  # derived state only: catch-up repairs it

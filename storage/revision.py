@@ -11,7 +11,7 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from storage.db import make_engine
 
-SCHEMA_REVISION = "746b071f6ee2"
+SCHEMA_REVISION = "881a0f4ebc1a"
 
 
 def database_revision(url: str) -> str | None:

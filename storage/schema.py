@@ -304,3 +304,80 @@ access_log = sa.Table(
     _col("repo_key", REPO, nullable=True, index=True),
     _col("subject", sa.JSON),
 )
+
+# -- derived read side (rebuildable) and its outbox ------------------------------------------
+
+chunks = sa.Table(
+    "chunks",
+    metadata,
+    _col("chunk_id", sa.String(80), primary_key=True),
+    _col("version_id", ID, sa.ForeignKey("element_versions.version_id"), index=True),
+    _col("element_id", ID),
+    _col("ordinal", sa.Integer),
+    _col("chunk_key", sa.String(220)),
+    _col("heading_path", sa.Text),
+    _col("start", sa.Integer),
+    _col("end", sa.Integer),
+)
+
+index_outbox = sa.Table(
+    "index_outbox",
+    metadata,
+    # Written in the same transaction as the change it announces; deleted once the index has
+    # applied it, so whatever is left after a crash is exactly the catch-up work.
+    _col("outbox_id", sa.Integer, primary_key=True, autoincrement=True),
+    _col("element_id", ID, index=True),
+    _col("version_id", ID, nullable=True),
+    _col("enqueued_at", TS),
+)
+
+read_contexts = sa.Table(
+    "read_contexts",
+    metadata,
+    _col("context_id", ID, primary_key=True),
+    _col("at", TS),
+    _col("principal_id", PRINCIPAL),
+    _col("on_behalf_of", PRINCIPAL, nullable=True),
+    _col("purpose", sa.String(500), nullable=True),
+    _col("repo_key", REPO, nullable=True, index=True),
+    _col("request", sa.JSON),
+    _col("response", sa.JSON),
+)
+
+element_retirements = sa.Table(
+    "element_retirements",
+    metadata,
+    # Every retirement and reinstatement, so "was it retired at T?" has an answer for any T.
+    _col("retirement_id", ID, primary_key=True),
+    _col("element_id", ID, sa.ForeignKey("elements.element_id"), index=True),
+    _col("retired_at", TS),
+    _col("retired_by", PRINCIPAL),
+    _col("reinstated_at", TS, nullable=True),
+    _col("reinstated_by", PRINCIPAL, nullable=True),
+)
+
+# -- ingest ---------------------------------------------------------------------------------
+
+ingest_sources = sa.Table(
+    "ingest_sources",
+    metadata,
+    _col("repo_key", REPO, sa.ForeignKey("repositories.repo_key"), primary_key=True),
+    _col("source_repo", sa.String(500), primary_key=True),
+    _col("last_commit", sa.String(64), nullable=True),
+    _col("last_ref", sa.String(250), nullable=True),
+    _col("last_run_at", TS, nullable=True),
+    _col("last_run_by", PRINCIPAL, nullable=True),
+    _col("last_report", sa.JSON, nullable=True),
+    _col("run_count", sa.Integer),
+)
+
+ingest_files = sa.Table(
+    "ingest_files",
+    metadata,
+    # Where each mirrored file lives now, so renames and deletions find their element.
+    _col("repo_key", REPO, sa.ForeignKey("repositories.repo_key"), primary_key=True),
+    _col("source_repo", sa.String(500), primary_key=True),
+    _col("path", sa.String(1000), primary_key=True),
+    _col("element_id", ID, sa.ForeignKey("elements.element_id"), index=True),
+    _col("commit_sha", sa.String(64)),
+)

@@ -19,9 +19,11 @@ from domain.model import (
     RelationshipKind,
 )
 from domain.repository import Repository
-from domain.values import Classification, RepoRef, SourceKind
+from domain.values import Classification, RepoRef, SourceKind, new_id
 from storage import schema as t
 from storage.store_governance import GovernanceStore
+from storage.store_ingest import IngestStore
+from storage.store_read import ReadStore
 
 
 def element_from_row(r: Row[Any]) -> Element:
@@ -101,7 +103,7 @@ def event_from_row(r: Row[Any]) -> AuditEvent:
     )
 
 
-class Store(GovernanceStore):
+class Store(GovernanceStore, ReadStore, IngestStore):
     """Queries and writes of canonical state; no business rules."""
 
     def __init__(self, conn: Connection) -> None:
@@ -207,8 +209,17 @@ class Store(GovernanceStore):
         )
         return res.rowcount == 1
 
+    def enqueue_index(self, element_id: str, version_id: str | None, at: datetime) -> None:
+        """Announce index work in this transaction: a version to (re)index or drop, or with
+        ``version_id=None`` every version of the element (its retirement changed)."""
+        self.conn.execute(
+            t.index_outbox.insert().values(
+                element_id=element_id, version_id=version_id, enqueued_at=at
+            )
+        )
+
     def insert_version(self, v: ElementVersion) -> None:
-        """Insert an immutable version."""
+        """Insert an immutable version (and announce it to the index)."""
         p = v.provenance
         self.conn.execute(
             t.element_versions.insert().values(
@@ -229,6 +240,7 @@ class Store(GovernanceStore):
                 path=p.path,
             )
         )
+        self.enqueue_index(v.element_id, v.version_id, v.recorded_at)
 
     def get_version(self, version_id: str) -> ElementVersion | None:
         """A version by id."""
@@ -258,12 +270,50 @@ class Store(GovernanceStore):
         return version_from_row(r) if r else None
 
     def retire_element(self, el: Element) -> None:
-        """Persist a retirement."""
+        """Persist a retirement; every one is also kept for ``as_of`` reads."""
+        assert el.retired_at is not None
+        assert el.retired_by is not None
         self.conn.execute(
             t.elements.update()
             .where(t.elements.c.element_id == el.element_id)
             .values(retired_at=el.retired_at, retired_by=el.retired_by)
         )
+        self.conn.execute(
+            t.element_retirements.insert().values(
+                retirement_id=new_id("ret"),
+                element_id=el.element_id,
+                retired_at=el.retired_at,
+                retired_by=el.retired_by,
+            )
+        )
+        self.enqueue_index(el.element_id, None, el.retired_at)
+
+    def reinstate_element(self, element_id: str, at: datetime, by: str) -> None:
+        """Persist a reinstatement (a retired element comes back, e.g. a re-added file)."""
+        self.conn.execute(
+            t.elements.update()
+            .where(t.elements.c.element_id == element_id)
+            .values(retired_at=None, retired_by=None)
+        )
+        r = t.element_retirements.c
+        self.conn.execute(
+            t.element_retirements.update()
+            .where(r.element_id == element_id, r.reinstated_at.is_(None))
+            .values(reinstated_at=at, reinstated_by=by)
+        )
+        self.enqueue_index(element_id, None, at)
+
+    def retired_at_instant(self, element_id: str, at: datetime) -> bool:
+        """Whether the element was retired at instant ``at``."""
+        r = t.element_retirements.c
+        row = self.conn.execute(
+            sa.select(r.retirement_id).where(
+                r.element_id == element_id,
+                r.retired_at <= at,
+                sa.or_(r.reinstated_at.is_(None), r.reinstated_at > at),
+            )
+        ).first()
+        return row is not None
 
     def save_erasure(self, v: ElementVersion) -> None:
         """Persist a tombstone (the only in-place change a version ever gets)."""
@@ -278,6 +328,8 @@ class Store(GovernanceStore):
                 erasure_reason=v.erasure_reason,
             )
         )
+        assert v.erased_at is not None
+        self.enqueue_index(v.element_id, v.version_id, v.erased_at)
 
     def canonical_heads(self, repo_key: str) -> dict[str, str]:
         """element_id → head version of every canonical, non-retired element with a head."""
