@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from whoosh.analysis import StemmingAnalyzer
 
-from projection.keyword_index import IndexedChunk, IndexFilter, indexed_chunks
-from projection.whoosh_index import WhooshKeywordIndex, _stemmer
+from projection import whoosh_index
+from projection.keyword_index import Hit, IndexedChunk, IndexFilter, VersionHit, indexed_chunks
+from projection.whoosh_index import WhooshKeywordIndex, _schema, _stemmer
 
 PLATFORM = "acme/eng/platform"
 SECRETS = "acme/eng/secrets"
@@ -35,7 +36,7 @@ def doc(version_id: str, body: str, **overrides: object) -> list[IndexedChunk]:
     return indexed_chunks(**attributes)  # type: ignore[arg-type]
 
 
-def versions_of(hits: list) -> list[str]:  # type: ignore[type-arg]
+def versions_of(hits: Sequence[Hit | VersionHit]) -> list[str]:
     return [hit.version_id for hit in hits]
 
 
@@ -242,7 +243,10 @@ def test_the_watermark_is_kept_across_reopening(tmp_path: Path) -> None:
     reopened.close()
 
 
-def test_a_rebuild_answers_exactly_like_incremental_maintenance(tmp_path: Path) -> None:
+def test_a_rebuild_answers_exactly_like_incremental_maintenance(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(whoosh_index, "_REBUILD_BATCH", 25)  # several commits per rebuild
     documents = [
         doc(f"v{n}", f"# Topic {n % 7}\nalpha beta {'gamma ' * (n % 5)}\n## Delta\ndelta {n}\n")
         for n in range(60)
@@ -294,7 +298,80 @@ def test_a_non_positive_limit_is_refused(index: WhooshKeywordIndex) -> None:
         index.search("x", INTERNAL, per_version=0)
 
 
+@settings(deadline=None)  # timing varies on a shared machine; no speed claim here
 @given(st.text(max_size=200))
 def test_the_one_pass_stemmer_indexes_the_same_words_as_the_stemming_analyzer(text: str) -> None:
-    analyzer = StemmingAnalyzer()
+    analyzer: Any = _schema()["text"].analyzer  # the StemmingAnalyzer the index declares
     assert _stemmer(analyzer)(text) == [token.text for token in analyzer(text)]
+
+
+def test_a_failed_rebuild_leaves_the_previous_index_in_place(tmp_path: Path) -> None:
+    index = WhooshKeywordIndex(tmp_path / "index")
+    index.replace_versions(doc("v1", "# Old\nolder content\n"), position=5)
+
+    def failing() -> Iterator[IndexedChunk]:
+        yield from doc("v2", "# New\nnewer content\n")
+        raise RuntimeError("database went away")
+
+    with pytest.raises(RuntimeError, match="went away"):
+        index.rebuild(failing(), position=6)
+
+    assert versions_of(index.search("content", INTERNAL)) == ["v1"]
+    assert index.last_applied_position() == 5
+    assert len(list((tmp_path / "index").glob("generation-*"))) == 1
+    index.close()
+
+
+def test_a_rebuilt_index_is_the_one_found_after_reopening(tmp_path: Path) -> None:
+    index = WhooshKeywordIndex(tmp_path / "index")
+    index.replace_versions(doc("v1", "# Old\nolder content\n"))
+    index.rebuild(doc("v2", "# New\nnewer content\n"), position=8)
+    index.close()
+    (tmp_path / "index" / "generation-99").mkdir()  # debris of a crashed rebuild
+
+    reopened = WhooshKeywordIndex(tmp_path / "index")
+    assert versions_of(reopened.search("content", INTERNAL)) == ["v2"]
+    assert reopened.last_applied_position() == 8
+    assert [p.name for p in (tmp_path / "index").glob("generation-*")] == ["generation-2"]
+    reopened.close()
+
+
+def test_searches_running_during_rebuilds_see_the_old_or_the_new_index(
+    index: WhooshKeywordIndex,
+) -> None:
+    index.replace_versions(doc("old", "# Shared\nshared words\n"))
+    stop = threading.Event()
+    seen: set[tuple[str, ...]] = set()
+    errors: list[BaseException] = []
+
+    def search() -> None:
+        try:
+            while not stop.is_set():
+                seen.add(tuple(versions_of(index.search("shared", INTERNAL))))
+                index.doc_count()
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=search) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for round_number in range(4):
+        index.rebuild(doc(f"new{round_number}", "# Shared\nshared words\n"))
+    stop.set()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert seen <= {("old",), *((f"new{n}",) for n in range(4))}
+    assert versions_of(index.search("shared", INTERNAL)) == ["new3"]
+
+
+def test_common_words_rank_documents_with_rarer_words_first_and_still_fill_the_limit(
+    index: WhooshKeywordIndex,
+) -> None:
+    everywhere = [doc(f"c{n}", f"# Note {n}\ndeploy notes number {n}\n") for n in range(40)]
+    special = doc("special", "# Special\ndeploy the flamingo service\n")
+    index.replace_versions([chunk for group in [*everywhere, special] for chunk in group])
+    hits = index.search("how to deploy flamingo", INTERNAL, limit=5)
+    assert len(hits) == 5
+    assert hits[0].version_id == "special"
+    assert len(index.search("deploy", INTERNAL, limit=50)) == 41
