@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from projection.whoosh_index import WhooshKeywordIndex
 from service.app import MemoryService
 from service.authz import Authorizer
 from service.clock import Clock
+from service.index_ops import IndexMaintainer
 from service.settings import Settings
 from storage.db import SqlAlchemyUnitOfWork, make_engine
 
@@ -25,7 +27,9 @@ class App:
     service: MemoryService
 
     def close(self) -> None:
-        """Release database connections."""
+        """Release the index and the database connections."""
+        if self.service.indexer is not None:
+            self.service.indexer.close()
         self.engine.dispose()
 
 
@@ -40,7 +44,17 @@ def build_app(settings: Settings, *, migrate: bool = False) -> App:
         migrations.upgrade(url)
     engine = make_engine(url)
 
-    def uow_factory(readonly: bool = False) -> SqlAlchemyUnitOfWork:
+    def plain_uow(readonly: bool = False) -> SqlAlchemyUnitOfWork:
         return SqlAlchemyUnitOfWork(engine, readonly=readonly)
 
-    return App(settings, engine, MemoryService(uow_factory, Authorizer(), Clock()))
+    def open_index() -> WhooshKeywordIndex:
+        return WhooshKeywordIndex(settings.index_dir)
+
+    indexer = IndexMaintainer(plain_uow, open_index)
+
+    def uow_factory(readonly: bool = False) -> SqlAlchemyUnitOfWork:
+        # After every committed write the index applies the outbox (failures stay as catch-up).
+        return SqlAlchemyUnitOfWork(engine, readonly=readonly, on_commit=indexer.catch_up)
+
+    service = MemoryService(uow_factory, Authorizer(), Clock(), indexer)
+    return App(settings, engine, service)

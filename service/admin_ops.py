@@ -9,6 +9,7 @@ from typing import Any
 from domain.audit import GLOBAL_CHAIN
 from domain.errors import (
     AlreadyExists,
+    FailedPrecondition,
     InvalidArgument,
     NotFound,
     PermissionDenied,
@@ -267,3 +268,30 @@ class AdminOps(ServiceCore):
             self.event(uow, caller, key, "legal_hold.set" if held else "legal_hold.released", at)
             uow.commit()
         return {"repository_id": key, "legal_hold": held, "changed_at": iso(at)}
+
+    # -- the derived keyword index -----------------------------------------------------------
+    def _require_global_admin(self, caller: Caller) -> None:
+        with self._uow(readonly=True) as uow:
+            if not self.permission(uow, caller, "*").can(Action.ADMIN):
+                raise PermissionDenied(f"{caller.principal_id} is not a global admin")
+
+    def index_status(self, caller: Caller, *, catch_up: bool = True) -> dict[str, Any]:
+        """The index's lag (pending outbox rows) and consistency; then apply what was pending."""
+        self._require_global_admin(caller)
+        indexer = self._indexer()
+        before = indexer.status()
+        applied = indexer.catch_up(wait=True) if catch_up else 0
+        after = indexer.status() if applied or not before["consistent"] else before
+        return {**after, "pending_before": before["pending"], "applied": applied}
+
+    def index_rebuild(self, caller: Caller, progress: Any = None) -> dict[str, Any]:
+        """Recompute the keyword index and the chunk rows from the database."""
+        self._require_global_admin(caller)
+        indexer = self._indexer()
+        result = indexer.rebuild(progress)
+        return {**result, **indexer.status()}
+
+    def _indexer(self) -> Any:
+        if self.indexer is None:
+            raise FailedPrecondition("this service runs without a keyword index")
+        return self.indexer

@@ -11,8 +11,10 @@ from domain.errors import InvalidArgument, NotFound, PermissionDenied
 from domain.model import Element, ElementVersion
 from domain.permissions import Action
 from domain.values import RepoRef, validate_id, validate_principal
+from projection.keyword_index import KeywordIndex
 from service.authz import Authorizer, Caller, Grant, Permission
 from service.clock import Clock
+from service.index_ops import IndexMaintainer
 
 
 class UnitOfWork(Protocol):
@@ -34,10 +36,24 @@ UowFactory = Callable[..., UnitOfWork]
 class ServiceCore:
     """Shared plumbing of the use-case mixins."""
 
-    def __init__(self, uow_factory: UowFactory, authorizer: Authorizer, clock: Clock) -> None:
+    def __init__(
+        self,
+        uow_factory: UowFactory,
+        authorizer: Authorizer,
+        clock: Clock,
+        indexer: IndexMaintainer | None = None,
+    ) -> None:
         self._uow = uow_factory
         self.authorizer = authorizer
         self.clock = clock
+        self.indexer = indexer
+
+    @property
+    def index(self) -> KeywordIndex:
+        """The keyword index (a derived projection kept by ``indexer``)."""
+        if self.indexer is None:
+            raise RuntimeError("this service was built without a keyword index")
+        return self.indexer.index
 
     # -- callers -------------------------------------------------------------------------
     @staticmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from pydantic import Field
@@ -18,6 +19,11 @@ class Settings(BaseSettings):
         default=None, description="SQLAlchemy URL; default SQLite in home"
     )
     principal: str | None = Field(default=None, description="local principal (CLI, MCP stdio)")
+    index_path: Path | None = Field(
+        default=None,
+        validation_alias="AMEIDE_INDEX_DIR",
+        description="keyword index directory; default under home, one per database",
+    )
 
     @property
     def resolved_database_url(self) -> str:
@@ -28,5 +34,11 @@ class Settings(BaseSettings):
 
     @property
     def index_dir(self) -> Path:
-        """Where the derived keyword index lives."""
-        return self.home / "index"
+        """Where the derived keyword index lives: one directory per database, so two databases
+        never share (and corrupt) one index."""
+        if self.index_path is not None:
+            return self.index_path
+        if not self.database_url:
+            return self.home / "index"
+        digest = hashlib.sha256(self.database_url.encode("utf-8")).hexdigest()[:12]
+        return self.home / f"index-{digest}"

@@ -67,7 +67,7 @@ class SqlAlchemyUnitOfWork:
         engine: Engine,
         *,
         readonly: bool = False,
-        on_commit: Callable[[], None] | None = None,
+        on_commit: Callable[[], object] | None = None,
     ) -> None:
         self._engine = engine
         self._readonly = readonly
@@ -124,8 +124,7 @@ class SqlAlchemyUnitOfWork:
     def commit(self) -> None:
         """Write the audit events, commit, then run post-commit hooks."""
         try:
-            for ev in self.events:
-                self._append_event(ev)
+            self._append_events(self.events)
             if not self._readonly:
                 self._write_access(self.store)
             self._tx.commit()
@@ -143,7 +142,7 @@ class SqlAlchemyUnitOfWork:
                 raise Conflict("the database was busy with a concurrent change; retry") from exc
             raise
         self.committed = True
-        hooks = list(self.after_commit)
+        hooks: list[Callable[[], object]] = list(self.after_commit)
         if self._on_commit is not None and not self._readonly:
             hooks.append(self._on_commit)  # e.g. apply the index outbox
         for hook in hooks:
@@ -157,43 +156,57 @@ class SqlAlchemyUnitOfWork:
             store.log_access(*entry)
         self._access.clear()
 
-    def _append_event(self, ev: AuditEvent) -> None:
+    def _append_events(self, events: list[AuditEvent]) -> None:
+        """Chain and write the queued events: one locked read and one update per chain, and
+        one multi-row insert in occurrence order (an ingest run queues thousands)."""
+        if not events:
+            return
         assert self._conn is not None
-        head = self._conn.execute(
-            sa.select(t.audit_chain_heads.c.last_seq, t.audit_chain_heads.c.last_hash)
-            .where(t.audit_chain_heads.c.chain_key == ev.chain_key)
-            .with_for_update()
-        ).first()
-        if head is None:
-            seq, prev = 1, GENESIS_HASH
-            self._conn.execute(
-                t.audit_chain_heads.insert().values(
-                    chain_key=ev.chain_key, last_seq=0, last_hash=GENESIS_HASH
+        heads = t.audit_chain_heads.c
+        tips: dict[str, tuple[int, str]] = {}
+        for chain_key in sorted({ev.chain_key for ev in events}):  # a fixed lock order
+            head = self._conn.execute(
+                sa.select(heads.last_seq, heads.last_hash)
+                .where(heads.chain_key == chain_key)
+                .with_for_update()
+            ).first()
+            if head is None:
+                self._conn.execute(
+                    t.audit_chain_heads.insert().values(
+                        chain_key=chain_key, last_seq=0, last_hash=GENESIS_HASH
+                    )
                 )
+                tips[chain_key] = (0, GENESIS_HASH)
+            else:
+                tips[chain_key] = (head.last_seq, head.last_hash)
+        rows = []
+        for ev in events:
+            last_seq, prev = tips[ev.chain_key]
+            seq = last_seq + 1
+            digest = ev.compute_hash(seq, prev)
+            tips[ev.chain_key] = (seq, digest)
+            rows.append(
+                {
+                    "chain_key": ev.chain_key,
+                    "chain_seq": seq,
+                    "prev_hash": prev,
+                    "hash": digest,
+                    "event_type": ev.event_type,
+                    "occurred_at": ev.occurred_at,
+                    "actor": ev.actor,
+                    "on_behalf_of": ev.on_behalf_of,
+                    "purpose": ev.purpose,
+                    "element_id": ev.element_id,
+                    "version_id": ev.version_id,
+                    "proposal_id": ev.proposal_id,
+                    "baseline_id": ev.baseline_id,
+                    "payload": ev.payload,
+                }
             )
-        else:
-            seq, prev = head.last_seq + 1, head.last_hash
-        digest = ev.compute_hash(seq, prev)
-        self._conn.execute(
-            t.audit_events.insert().values(
-                chain_key=ev.chain_key,
-                chain_seq=seq,
-                prev_hash=prev,
-                hash=digest,
-                event_type=ev.event_type,
-                occurred_at=ev.occurred_at,
-                actor=ev.actor,
-                on_behalf_of=ev.on_behalf_of,
-                purpose=ev.purpose,
-                element_id=ev.element_id,
-                version_id=ev.version_id,
-                proposal_id=ev.proposal_id,
-                baseline_id=ev.baseline_id,
-                payload=ev.payload,
+        self._conn.execute(t.audit_events.insert(), rows)
+        for chain_key, (seq, digest) in tips.items():
+            self._conn.execute(
+                t.audit_chain_heads.update()
+                .where(heads.chain_key == chain_key)
+                .values(last_seq=seq, last_hash=digest)
             )
-        )
-        self._conn.execute(
-            t.audit_chain_heads.update()
-            .where(t.audit_chain_heads.c.chain_key == ev.chain_key)
-            .values(last_seq=seq, last_hash=digest)
-        )

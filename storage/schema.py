@@ -310,7 +310,7 @@ access_log = sa.Table(
 chunks = sa.Table(
     "chunks",
     metadata,
-    _col("chunk_id", sa.String(80), primary_key=True),
+    _col("chunk_id", sa.String(300), primary_key=True),
     _col("version_id", ID, sa.ForeignKey("element_versions.version_id"), index=True),
     _col("element_id", ID),
     _col("ordinal", sa.Integer),

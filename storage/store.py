@@ -22,6 +22,7 @@ from domain.repository import Repository
 from domain.values import Classification, RepoRef, SourceKind, new_id
 from storage import schema as t
 from storage.store_governance import GovernanceStore
+from storage.store_index import IndexStore
 from storage.store_ingest import IngestStore
 from storage.store_read import ReadStore
 
@@ -103,7 +104,7 @@ def event_from_row(r: Row[Any]) -> AuditEvent:
     )
 
 
-class Store(GovernanceStore, ReadStore, IngestStore):
+class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
     """Queries and writes of canonical state; no business rules."""
 
     def __init__(self, conn: Connection) -> None:

@@ -95,9 +95,9 @@ def sqlite_app(tmp_path: Path) -> Iterator[App]:
 
 
 @pytest.fixture
-def pg_app(shared_pg_url: str) -> Iterator[App]:
-    """A service on the session's migrated PostgreSQL database."""
-    app = build_app(Settings(database_url=shared_pg_url))
+def pg_app(shared_pg_url: str, tmp_path: Path) -> Iterator[App]:
+    """A service on the session's migrated PostgreSQL database (its own index directory)."""
+    app = build_app(Settings(database_url=shared_pg_url, home=tmp_path / "home"))
     yield app
     app.close()
 

@@ -112,7 +112,7 @@ def upgrade() -> None:
 
     op.create_table(
         "chunks",
-        sa.Column("chunk_id", sa.String(length=80), nullable=False),
+        sa.Column("chunk_id", sa.String(length=300), nullable=False),
         sa.Column("version_id", sa.String(length=64), nullable=False),
         sa.Column("element_id", sa.String(length=64), nullable=False),
         sa.Column("ordinal", sa.Integer(), nullable=False),

@@ -1,0 +1,189 @@
+"""Index maintenance: the keyword index is a projection of the database, kept by the outbox.
+
+Every write that changes what the index should hold adds ``index_outbox`` rows in its own
+transaction (``Store.insert_version``, ``retire_element``, ``save_erasure`` …). After each commit
+the unit of work calls ``IndexMaintainer.catch_up``, which applies the pending rows to the index
+and only then deletes them. A crash between the commit and the index update therefore leaves
+exactly the work still to do, which the next write, read or ``ameide index status`` applies.
+``rebuild`` recomputes everything from the database; it answers exactly like incremental upkeep.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, date, datetime
+from typing import Any
+
+from projection.keyword_index import IndexedChunk, KeywordIndex, classification_rank, indexed_chunks
+
+BATCH = 500
+
+
+def _epoch(value: Any) -> float | None:
+    """Epoch seconds of a datetime or an ISO date/datetime text (None when absent or invalid)."""
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC).timestamp()
+    if isinstance(value, str) and value.strip():
+        try:
+            return _epoch(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
+        except ValueError:
+            return None
+    return None
+
+
+def is_superseded(metadata: dict[str, Any]) -> bool:
+    """Front matter or curation marked the version as replaced by another."""
+    status = str(metadata.get("status", "")).strip().lower()
+    return (
+        bool(metadata.get("superseded"))
+        or status == "superseded"
+        or bool(metadata.get("superseded_by"))
+    )
+
+
+def chunks_of(v: Any) -> list[IndexedChunk]:
+    """The index documents of one indexable version (``storage.store_index.IndexableVersion``)."""
+    recorded_at = _epoch(v.recorded_at)
+    assert recorded_at is not None
+    return indexed_chunks(
+        body=v.body,
+        title=v.title,
+        repository_key=v.repo_key,
+        element_id=v.element_id,
+        version_id=v.version_id,
+        classification_rank=classification_rank(v.classification),
+        source_kind=v.source_kind,
+        type_key=v.type_key,
+        recorded_at=recorded_at,
+        retired_at=_epoch(v.retired_at),
+        effective_from=_epoch(v.metadata.get("effective_from")),
+        effective_to=_epoch(v.metadata.get("effective_to")),
+        superseded=is_superseded(v.metadata),
+    )
+
+
+def chunk_rows(chunks: Iterable[IndexedChunk]) -> list[dict[str, Any]]:
+    """The ``chunks`` table rows of index documents."""
+    counters: dict[str, int] = {}
+    rows = []
+    for c in chunks:
+        ordinal = counters.get(c.version_id, 0)
+        counters[c.version_id] = ordinal + 1
+        rows.append({
+            "chunk_id": c.chunk_id, "version_id": c.version_id, "element_id": c.element_id,
+            "ordinal": ordinal, "chunk_key": c.chunk_key, "heading_path": c.heading_path,
+            "start": c.start, "end": c.end,
+        })  # fmt: skip
+    return rows
+
+
+class IndexMaintainer:
+    """Applies the outbox to a keyword index; rebuilds it; reports its lag."""
+
+    def __init__(self, uow_factory: Callable[..., Any], open_index: Callable[[], KeywordIndex]):
+        self._uow = uow_factory  # units of work WITHOUT the on-commit hook (no recursion)
+        self._open_index = open_index
+        self._index: KeywordIndex | None = None
+        self._lock = threading.Lock()
+        self._dirty = False
+
+    @property
+    def index(self) -> KeywordIndex:
+        """The keyword index, opened on first use."""
+        if self._index is None:
+            self._index = self._open_index()
+        return self._index
+
+    def catch_up(self, *, wait: bool = False) -> int:
+        """Apply every pending outbox row; returns how many were applied.
+
+        Without ``wait`` a call that finds another one running only marks more work, which the
+        running one picks up before it returns, so committing threads never queue on the index.
+        """
+        applied = 0
+        while True:
+            self._dirty = True  # before trying the lock, so a running drain always sees it
+            if not self._lock.acquire(blocking=wait):
+                return applied
+            try:
+                self._dirty = False
+                while n := self._apply_batch():
+                    applied += n
+            finally:
+                self._lock.release()
+            if not self._dirty:
+                return applied
+
+    def _apply_batch(self) -> int:
+        with self._uow(readonly=True) as uow:
+            work = uow.store.pending_index_work(BATCH)
+            if not work:
+                return 0
+            versions = uow.store.indexable_versions(
+                version_ids=sorted({v for _, _, v in work if v}),
+                element_ids=sorted({e for _, e, v in work if v is None}),
+            )
+        live = [v for v in versions if not v.erased]
+        erased = [v.version_id for v in versions if v.erased]
+        chunks = [c for v in live for c in chunks_of(v)]
+        position = max(outbox_id for outbox_id, _, _ in work)
+        self.index.replace_versions(chunks, version_ids=[v.version_id for v in live])
+        self.index.delete_versions(erased, position=position)
+        with self._uow() as uow:
+            uow.store.replace_chunk_rows([v.version_id for v in versions], chunk_rows(chunks))
+            uow.store.delete_index_work([outbox_id for outbox_id, _, _ in work])
+            uow.commit()
+        return len(work)
+
+    def rebuild(self, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+        """Recompute the index and the chunk rows from the database, then catch up."""
+        with self._lock:
+            with self._uow(readonly=True) as uow:
+                top = uow.store.max_outbox_id()
+                chunks = list(self._stream(uow.store.all_indexable_versions(), progress))
+            self.index.rebuild(chunks, position=top)
+            with self._uow() as uow:
+                uow.store.clear_chunk_rows()
+                rows = chunk_rows(chunks)
+                for start in range(0, len(rows), 2_000):
+                    uow.store.replace_chunk_rows((), rows[start : start + 2_000])
+                uow.store.delete_index_work_up_to(top)
+                uow.commit()
+        self.catch_up(wait=True)
+        return {"chunks": len(chunks), "versions": len({c.version_id for c in chunks})}
+
+    @staticmethod
+    def _stream(
+        versions: Iterable[Any], progress: Callable[[int], None] | None
+    ) -> Iterator[IndexedChunk]:
+        for n, v in enumerate(versions, start=1):
+            if not v.erased:
+                yield from chunks_of(v)
+            if progress is not None and n % 100 == 0:
+                progress(n)
+
+    def status(self) -> dict[str, Any]:
+        """Lag and consistency: pending outbox rows, indexed versus expected versions."""
+        with self._uow(readonly=True) as uow:
+            pending = uow.store.pending_index_count()
+            expected = uow.store.indexable_version_count()
+            chunk_rows_ = uow.store.chunk_count()
+        indexed = self.index.version_count() if hasattr(self.index, "version_count") else None
+        return {
+            "pending": pending,
+            "last_applied_position": self.index.last_applied_position(),
+            "indexed_versions": indexed,
+            "expected_versions": expected,
+            "indexed_chunks": self.index.doc_count(),
+            "stored_chunk_rows": chunk_rows_,
+            "consistent": pending == 0 and (indexed is None or indexed == expected),
+        }
+
+    def close(self) -> None:
+        """Release the index."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None

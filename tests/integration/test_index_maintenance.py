@@ -1,0 +1,139 @@
+"""The keyword index is a projection of the database: kept by the outbox, rebuildable, caught up."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from projection.keyword_index import IndexFilter
+from runtime import App, build_app
+from service.settings import Settings
+from tests.conftest import World, make_world
+
+QUERIES = ["phase tests", "rollback canary", "unique zebra word", "runbook steps", "retired"]
+
+
+def _everything(world: World) -> IndexFilter:
+    return IndexFilter(max_rank_by_repository={world.repo: 3})
+
+
+def _answers(world: World) -> list[list[tuple[str, str, float]]]:
+    index = world.svc.index
+    return [
+        [(h.chunk_id, h.version_id, round(h.score, 6)) for h in index.search(q, _everything(world))]
+        for q in QUERIES
+    ]
+
+
+def _populate(world: World) -> dict[str, str]:
+    ids = {}
+    sop, v1 = world.canonical(
+        "Testing SOP", "# Testing SOP\n\n## Phases\n\nRun phase 0, then phase tests 1 and 2.\n"
+    )
+    ids["sop"] = sop
+    p = world.svc.propose(
+        world.agent, world.repo, element_id=sop, target_version_id=v1, summary="more",
+        body="# Testing SOP\n\n## Phases\n\nRun phase 0, 1, 2 tests.\n\n## Runbook\n\nsteps\n",
+    )  # fmt: skip
+    world.svc.accept(world.curator, p["proposal_id"])
+    old, _ = world.canonical("Old runbook", "# Old\n\nrollback canary retired steps\n")
+    world.svc.retire_element(world.curator, old)
+    _, secret_v = world.canonical("Zebra", "# Zebra\n\nunique zebra word\n")
+    world.svc.grant(world.admin, world.admin.principal_id, "admin", world.repo)
+    world.svc.erase_version(world.admin, secret_v, "right to be forgotten")
+    return ids
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def fresh_world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
+    """A world on a database of its own: a rebuild sees exactly what the index saw."""
+    url = None if request.param == "sqlite" else request.getfixturevalue("empty_pg_url")
+    app = build_app(Settings(home=tmp_path / "home", database_url=url), migrate=True)
+    yield make_world(app)
+    app.close()
+
+
+def test_a_rebuilt_index_answers_exactly_like_the_incrementally_maintained_one(
+    fresh_world: World,
+):
+    _populate(fresh_world)
+    incremental = _answers(fresh_world)
+    assert any(incremental), "the incremental index answered nothing"
+    fresh_world.svc.index_rebuild(fresh_world.admin)
+    assert _answers(fresh_world) == incremental
+
+
+def test_an_erased_version_is_dropped_from_the_index(world: World):
+    _populate(world)
+    assert world.svc.index.search("zebra", _everything(world)) == []
+
+
+def test_every_committed_write_reaches_the_index_and_the_chunk_rows(world: World):
+    _populate(world)
+    status = world.svc.index_status(world.admin)
+    assert status["pending_before"] == 0
+    assert status["consistent"] is True
+    assert status["stored_chunk_rows"] == status["indexed_chunks"]
+
+
+def _app_without_index_hook(home: Path) -> App:
+    """Simulates a crash between the database commit and the index update: the hook never runs."""
+    app = build_app(Settings(home=home), migrate=True)
+    app.service.indexer.catch_up = lambda **_: 0  # type: ignore[method-assign]
+    return app
+
+
+def test_a_crash_between_commit_and_index_update_is_caught_up_by_index_status(tmp_path: Path):
+    crashed = _app_without_index_hook(tmp_path / "home")
+    world = make_world(crashed)
+    world.canonical("Testing SOP", "# Testing SOP\n\nphase tests\n")
+    repo = world.repo
+    crashed.close()
+    restarted = build_app(Settings(home=tmp_path / "home"))
+    try:
+        status = restarted.service.index_status(world.admin)
+        assert status["pending_before"] > 0
+        assert status["applied"] == status["pending_before"]
+        assert status["pending"] == 0
+        assert status["consistent"] is True
+        hits = restarted.service.index.search(
+            "phase tests", IndexFilter(max_rank_by_repository={repo: 3})
+        )
+        assert [h.chunk_key for h in hits]
+    finally:
+        restarted.close()
+
+
+def test_the_next_write_also_catches_up_what_a_crash_left(tmp_path: Path):
+    crashed = _app_without_index_hook(tmp_path / "home")
+    world = make_world(crashed)
+    world.canonical("First", "# First\n\nalpha words\n")
+    crashed.close()
+    restarted = build_app(Settings(home=tmp_path / "home"))
+    try:
+        world.app = restarted
+        world.canonical("Second", "# Second\n\nbeta words\n")
+        status = restarted.service.index_status(world.admin, catch_up=False)
+        assert status["pending"] == 0
+        assert status["indexed_versions"] == status["expected_versions"]
+    finally:
+        restarted.close()
+
+
+def test_a_deleted_index_is_reported_inconsistent_until_rebuilt(world: World):
+    _populate(world)
+    world.svc.indexer.index.clear()
+    assert world.svc.index_status(world.admin)["consistent"] is False
+    world.svc.index_rebuild(world.admin)
+    assert world.svc.index_status(world.admin)["consistent"] is True
+
+
+def test_only_a_global_admin_may_rebuild_or_inspect_the_index(world: World):
+    from domain.errors import PermissionDenied
+
+    with pytest.raises(PermissionDenied):
+        world.svc.index_rebuild(world.curator)
+    with pytest.raises(PermissionDenied):
+        world.svc.index_status(world.reader)
