@@ -1,0 +1,80 @@
+"""The state of one gRPC call, shared by the interceptors and the servicers.
+
+The sync server runs each call's handler in a pool thread; interceptors wrap that handler, so
+the wrappers and the servicer method run in one thread, one inside the other. ``CallScope`` (the
+outermost interceptor) opens a ``Call`` in a context variable for the duration of the handler;
+the authentication interceptor fills in the caller, the error interceptor the error code, and an
+interceptor added by the embedding process (structured logs, metrics) can read both after the
+inner handler returned or raised.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from service.authz import Caller
+
+Behavior = Callable[[Any, Any], Any]
+
+
+@dataclass
+class Call:
+    """One call: its full method name, start time, authenticated caller and error code."""
+
+    method: str
+    started: float = field(default_factory=time.perf_counter)
+    caller: Caller | None = None
+    error_code: str | None = None
+
+
+_CALL: ContextVar[Call | None] = ContextVar("ameide_grpc_call", default=None)
+
+
+def current_call() -> Call | None:
+    """The call being handled in this thread, if any."""
+    return _CALL.get()
+
+
+def current_caller() -> Caller:
+    """The authenticated caller of the call being handled (servicers only)."""
+    call = _CALL.get()
+    if call is None or call.caller is None:
+        raise RuntimeError("no authenticated gRPC call in progress")
+    return call.caller
+
+
+def wrap_unary(handler: Any, wrapper: Callable[[Behavior], Behavior]) -> Any:
+    """``handler`` with its unary-unary behavior wrapped; other handlers unchanged."""
+    if handler is None or handler.unary_unary is None:
+        return handler
+    return grpc.unary_unary_rpc_method_handler(
+        wrapper(handler.unary_unary),
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
+class CallScope(grpc.ServerInterceptor):  # type: ignore[misc, unused-ignore]
+    """Opens a ``Call`` around each unary handler (install it outermost)."""
+
+    def intercept_service(self, continuation: Callable[[Any], Any], details: Any) -> Any:
+        """Wrap the method's handler in a fresh call scope."""
+        method = details.method
+
+        def scoped(behavior: Behavior) -> Behavior:
+            def handle(request: Any, context: Any) -> Any:
+                token = _CALL.set(Call(method))
+                try:
+                    return behavior(request, context)
+                finally:
+                    _CALL.reset(token)
+
+            return handle
+
+        return wrap_unary(continuation(details), scoped)

@@ -1,0 +1,120 @@
+"""The gRPC surface: ``create_grpc_server`` wires the three servicers, the interceptors and
+server reflection into a sync ``grpc.Server`` on a thread pool.
+
+Nothing happens at import time; the entrypoint (``ameide serve``, the smoke run, a test) calls
+the factory with the service it built, starts the server and stops it::
+
+    server, port = create_grpc_server(app, app.service, host="127.0.0.1", port=0)
+    server.start()
+    ...
+    server.stop(grace=5).wait()
+
+Interceptors, outermost first: ``CallScope`` (per-call state), the embedding process's own
+(logs, metrics — they see the caller and the error code after the inner call), ``ErrorInterceptor``
+(the error table), ``AuthInterceptor`` (bearer token → caller).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import grpc
+from grpc_reflection.v1alpha import reflection
+
+from ameide_proto.v1 import governance_pb2, knowledge_pb2, projection_pb2
+from ameide_proto.v1 import governance_pb2_grpc as governance_rpc
+from ameide_proto.v1 import knowledge_pb2_grpc as knowledge_rpc
+from ameide_proto.v1 import projection_pb2_grpc as projection_rpc
+from domain.errors import InvalidArgument
+from server.grpc_auth import AuthInterceptor
+from server.grpc_calls import CallScope
+from server.grpc_errors import ErrorInterceptor
+from server.grpc_governance import GovernanceServicer
+from server.grpc_knowledge import KnowledgeServicer
+from server.grpc_projection import ProjectionServicer
+from service.app import MemoryService
+
+SERVICE_NAMES = (
+    knowledge_pb2.DESCRIPTOR.services_by_name["KnowledgeService"].full_name,
+    governance_pb2.DESCRIPTOR.services_by_name["GovernanceService"].full_name,
+    projection_pb2.DESCRIPTOR.services_by_name["ProjectionService"].full_name,
+)
+"""The fully qualified names of the Ameide services (``ameide.memory.v1.…``)."""
+
+DEFAULT_MAX_WORKERS = 16
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts connections from this machine."""
+    name = host.strip().strip("[]")
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def create_grpc_server(
+    settings_or_app: Any,
+    service: MemoryService,
+    *,
+    host: str,
+    port: int,
+    require_auth: bool = True,
+    max_workers: int = DEFAULT_MAX_WORKERS,
+    credentials: grpc.ServerCredentials | None = None,
+    interceptors: Sequence[grpc.ServerInterceptor] = (),
+) -> tuple[grpc.Server, int]:
+    """A configured, bound, not yet started server and the port it bound (``port=0`` picks one).
+
+    ``settings_or_app`` is the process's ``Settings`` or ``App``; without ``require_auth`` a
+    call without a token acts as its configured local principal, which is only allowed on a
+    loopback host. ``credentials`` serves TLS; ``interceptors`` run outside error mapping.
+    """
+    settings = getattr(settings_or_app, "settings", settings_or_app)
+    if not require_auth and not is_loopback(host):
+        raise InvalidArgument(
+            f"refusing to serve gRPC on {host} without authentication: bind a loopback address "
+            "or require bearer tokens",
+            field="host",
+        )
+    server = grpc.server(
+        ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="ameide-grpc"),
+        interceptors=[
+            CallScope(),
+            *interceptors,
+            ErrorInterceptor(),
+            AuthInterceptor(
+                service.authenticate,
+                require_auth=require_auth,
+                local_principal=getattr(settings, "principal", None),
+            ),
+        ],
+        # Without this, Linux lets a second server bind the same port and steal half the calls.
+        options=[("grpc.so_reuseport", 0)],
+    )
+    servicers: list[tuple[Callable[[Any, grpc.Server], None], Any]] = [
+        (knowledge_rpc.add_KnowledgeServiceServicer_to_server, KnowledgeServicer(service)),
+        (governance_rpc.add_GovernanceServiceServicer_to_server, GovernanceServicer(service)),
+        (projection_rpc.add_ProjectionServiceServicer_to_server, ProjectionServicer(service)),
+    ]
+    for register, servicer in servicers:
+        register(servicer, server)
+    reflection.enable_server_reflection((*SERVICE_NAMES, reflection.SERVICE_NAME), server)
+    address = f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+    try:
+        bound = (
+            server.add_secure_port(address, credentials)
+            if credentials is not None
+            else server.add_insecure_port(address)
+        )
+        if not bound:  # older grpcio returns 0 instead of raising
+            raise RuntimeError(f"cannot bind gRPC on {address}")
+    except BaseException:
+        server.stop(None)
+        raise
+    return server, bound
