@@ -15,10 +15,10 @@ from ingest.markdown import (
     ContentError,
     LinkRef,
     content_hash,
-    count_headings,
     count_words,
     decode_text,
     extract_links,
+    headings,
     normalize_body,
     parse_front_matter,
     split_front_matter,
@@ -83,6 +83,8 @@ class _Parsed:
     front: FrontMatter
     found: PiiScan
     routable: RoutableFile
+    links: tuple[LinkRef, ...]
+    headings: list[tuple[int, str]]
 
 
 def _parse(path: str, data: bytes) -> _Parsed | Skip:
@@ -95,9 +97,11 @@ def _parse(path: str, data: bytes) -> _Parsed | Skip:
     except FrontMatterError as exc:
         return Skip(SkipCode.FRONT_MATTER, str(exc))
     found = scan(text)
-    signals = _signals(text, content, data, path, found)
+    links = tuple(extract_links(path, content))
+    found_headings = headings(content)
+    signals = _signals(text, content, data, found, links, found_headings)
     routable = RoutableFile(path, front.model_dump(exclude_unset=True), signals)
-    return _Parsed(text, content, front, found, routable)
+    return _Parsed(text, content, front, found, routable, links, found_headings)
 
 
 def routable_file(path: str, data: bytes) -> RoutableFile | Skip:
@@ -126,7 +130,15 @@ def prepare_document(path: str, data: bytes, router: Router, mask: str) -> Prepa
         return Skip(SkipCode.REJECTED, _rejection(decision, found), dict(found.counts))
     if decision.policy is Policy.REDACT and found.detected:
         return _redacted(path, redact(parsed.text, found.spans, mask), decision, found, mask)
-    return _document(path, parsed.text, parsed.front, parsed.content, decision, found)
+    return _document(
+        path,
+        parsed.text,
+        parsed.front,
+        parsed.content,
+        decision,
+        found,
+        (parsed.links, parsed.headings),
+    )
 
 
 def _redacted(
@@ -146,34 +158,48 @@ def _redacted(
 
 
 def _document(
-    path: str, text: str, front: FrontMatter, content: str, decision: RouteDecision, found: PiiScan
+    path: str,
+    text: str,
+    front: FrontMatter,
+    content: str,
+    decision: RouteDecision,
+    found: PiiScan,
+    derived: tuple[tuple[LinkRef, ...], list[tuple[int, str]]] | None = None,
 ) -> PreparedDocument:
+    """The document; ``derived`` are the links and headings of ``content`` if already known
+    (never for redacted text, whose links and headings must come from the masked text)."""
+    links, found_headings = derived or (tuple(extract_links(path, content)), headings(content))
     metadata = front.to_metadata()
     own_tags = front.tags or []
     tags = tuple(dict.fromkeys([*own_tags, *decision.tags]))
     if tags:
         metadata["tags"] = list(tags)
     return PreparedDocument(
-        title=title_for(front, content, path),
+        title=title_for(front, content, path, found_headings),
         body=text,
         content_sha256=content_hash(text),
         metadata=metadata,
         decision=decision,
         tags=tags,
-        links=tuple(extract_links(path, content)),
+        links=links,
         pii_counts=dict(found.counts),
     )
 
 
 def _signals(
-    text: str, content: str, data: bytes, path: str, found: PiiScan
+    text: str,
+    content: str,
+    data: bytes,
+    found: PiiScan,
+    links: tuple[LinkRef, ...],
+    found_headings: list[tuple[int, str]],
 ) -> dict[str, JsonValue]:
     """Computed values rules can test as ``signals.<name>``."""
     return {
         "word_count": count_words(content),
-        "heading_count": count_headings(content),
+        "heading_count": len(found_headings),
         "line_count": text.count("\n") + 1 if text else 0,
-        "link_count": len(extract_links(path, content)),
+        "link_count": len(links),
         "size_bytes": len(data),
         "pii_detected": found.detected,
         "pii_count": len(found.findings),

@@ -9,10 +9,18 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
@@ -41,6 +49,7 @@ class FrontMatter(BaseModel):
     effective_from: str | None = None
     effective_to: str | None = None
     tags: list[str] | None = None
+    _repaired: bool = PrivateAttr(default=False)
 
     @field_validator("title", "status", mode="before")
     @classmethod
@@ -80,6 +89,8 @@ class FrontMatter(BaseModel):
         """Version metadata: the fields that were given, extras kept, plus ``superseded``."""
         metadata: dict[str, JsonValue] = self.model_dump(exclude_unset=True)
         metadata["superseded"] = self.is_superseded
+        if self._repaired:
+            metadata["front_matter_repaired"] = True
         return metadata
 
 
@@ -103,25 +114,63 @@ def parse_front_matter(raw: str | None) -> FrontMatter:
         return FrontMatter()
     if len(raw) > _MAX_CHARS:
         raise FrontMatterError(f"front matter is longer than {_MAX_CHARS} characters")
+    repaired = False
     try:
-        loaded = yaml.load(raw, Loader=_LOADER)  # noqa: S506 - a safe loader, C or Python
-    except RecursionError:
-        raise FrontMatterError("front matter is nested too deeply") from None
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" at line {where.line + 2}" if where is not None else ""
-        raise FrontMatterError(f"front matter is not valid YAML{line}") from None
+        loaded = _load_yaml(raw)
+    except FrontMatterError:
+        fixed = _quote_colon_values(raw)
+        if fixed is None:
+            raise
+        loaded, repaired = _load_yaml(fixed), True
     if loaded is None:
         return FrontMatter()
     if not isinstance(loaded, dict):
         raise FrontMatterError(f"front matter must be a mapping, not {type(loaded).__name__}")
     data = _to_json(loaded, _Budget(), 0)
     try:
-        return FrontMatter.model_validate(data)
+        front = FrontMatter.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"])
         raise FrontMatterError(f"front matter field {field!r}: {first['msg']}") from None
+    front._repaired = repaired
+    return front
+
+
+def _load_yaml(raw: str) -> Any:
+    try:
+        return yaml.load(raw, Loader=_LOADER)  # noqa: S506 - a safe loader, C or Python
+    except RecursionError:
+        raise FrontMatterError("front matter is nested too deeply") from None
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" at line {where.line + 2}" if where is not None else ""
+        raise FrontMatterError(f"front matter is not valid YAML{line}") from None
+
+
+_TOP_LEVEL_PLAIN = re.compile(r"^([A-Za-z0-9_][\w.-]*):[ \t]+([^\s\"'\[\]{}|>&*!%@`#,?:-].*)$")
+
+
+def _quote_colon_values(raw: str) -> str | None:
+    """The front matter with the most common authoring slip fixed, or ``None`` if it has none.
+
+    ``title: 496 – EDA (v3: Kafka)`` is invalid YAML: an unquoted value may not contain ``": "``.
+    Editors and renderers mostly shrug it off, so such top-level plain values are quoted (and
+    the version metadata says ``front_matter_repaired``); anything else stays an error.
+    """
+    lines = raw.split("\n")
+    changed = False
+    for index, line in enumerate(lines):
+        match = _TOP_LEVEL_PLAIN.match(line.rstrip())
+        if match is None:
+            continue
+        value = match.group(2)
+        if ": " not in value and not value.endswith(":"):
+            continue
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        lines[index] = f'{match.group(1)}: "{escaped}"'
+        changed = True
+    return "\n".join(lines) if changed else None
 
 
 class _Budget:

@@ -10,6 +10,7 @@ import posixpath
 import re
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+MAX_PATH_CHARS = 1000  # what the store keeps of a path (ingest_files.path, provenance path)
 
 
 def unsafe_path_reason(path: str) -> str | None:
@@ -20,6 +21,8 @@ def unsafe_path_reason(path: str) -> str | None:
     """
     if not path:
         return "empty path"
+    if len(path) > MAX_PATH_CHARS:
+        return f"path is longer than {MAX_PATH_CHARS} characters"
     if _CONTROL.search(path):
         return "path contains control characters"
     if "\ufffd" in path or any(0xDC80 <= ord(c) <= 0xDCFF for c in path):

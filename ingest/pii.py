@@ -68,22 +68,32 @@ _IBAN = re.compile(
     r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}(?![A-Za-z0-9])|(?: [A-Z0-9]{1,4}){3,8})"
 )
 # Every quantifier that can backtrack is bounded: files are untrusted and up to the size cap.
-_SECRETS = [
-    re.compile(r"(?<![\w-])sk-[A-Za-z0-9_-]{20,}"),
-    re.compile(r"(?<!\w)(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}"),
-    re.compile(r"(?<!\w)github_pat_[A-Za-z0-9_]{22,}"),
-    re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"),
-    re.compile(r"(?<!\w)xox[abprs]-[A-Za-z0-9-]{10,}"),
+# Each pattern comes with literal needles: a text holding none of them cannot match, and a
+# substring test is far cheaper than a regex scan that starts with a lookbehind.
+_SECRETS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
+    (re.compile(r"(?<![\w-])sk-[A-Za-z0-9_-]{20,}"), ("sk-",)),
+    (
+        re.compile(r"(?<!\w)(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}"),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
+    (re.compile(r"(?<!\w)github_pat_[A-Za-z0-9_]{22,}"), ("github_pat_",)),
+    (re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"), ("AKIA", "ASIA")),
+    (re.compile(r"(?<!\w)xox[abprs]-[A-Za-z0-9-]{10,}"), ("xox",)),
     # the key body is masked even when the END line is missing
-    re.compile(
-        r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:\n[A-Za-z0-9+/=:, -]{0,200}){0,400}"
-        r"(?:\n-----END [A-Z ]{0,40}PRIVATE KEY-----)?"
+    (
+        re.compile(
+            r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:\n[A-Za-z0-9+/=:, -]{0,200}){0,400}"
+            r"(?:\n-----END [A-Z ]{0,40}PRIVATE KEY-----)?"
+        ),
+        ("PRIVATE KEY-----",),
     ),
 ]
 _KEY_VALUE = re.compile(
     r"(?i)(?<![\w-])[\w-]{0,40}?(?:api[_-]?key|secret|token|passw(?:or)?d|access[_-]?key|auth)"
     r"[\w-]{0,40}[\"']?[ \t]{0,5}[:=][ \t]{0,5}[\"']?([A-Za-z0-9_\-/+=.]{16,})"
 )
+# Every keyword of _KEY_VALUE, lower-cased, contains one of these ("api_key" contains "key").
+_KEY_VALUE_NEEDLES = ("key", "secret", "token", "passw", "auth")
 
 
 def luhn_valid(digits: str) -> bool:
@@ -119,6 +129,8 @@ def _cards(text: str) -> Iterator[tuple[int, int]]:
     (``ref 12 4111 1111 1111 1111``) is still found.
     """
     for run in _DIGIT_RUN.finditer(text):
+        if run.end() - run.start() < 13:  # fewer than 13 digits: no card can hide in it
+            continue
         groups = [
             (m.start() + run.start(), m.end() + run.start()) for m in _DIGITS.finditer(run.group())
         ]
@@ -157,6 +169,8 @@ def _phones(text: str) -> Iterator[tuple[int, int]]:
     national numbers with a leading ``0`` in groups of at least two digits (10-12 digits)."""
     for match in _PHONE.finditer(text):
         token = match.group()
+        if len(token) < 8:  # every accepted shape has at least 8 digits
+            continue
         groups = _DIGITS.findall(token)
         digits = sum(len(g) for g in groups)
         if token.startswith("+"):
@@ -188,17 +202,49 @@ def _ibans(text: str) -> Iterator[tuple[int, int]]:
 
 def _secrets(text: str) -> Iterator[tuple[int, int]]:
     """Known API-key formats, private key blocks, and high-entropy values after ``key=``."""
-    for pattern in _SECRETS:
-        for match in pattern.finditer(text):
-            yield match.span()
-    for match in _KEY_VALUE.finditer(text):
-        value = match.group(1)
-        classes = sum(any(test(c) for c in value) for test in _CHAR_CLASSES)
-        if classes >= 2 and shannon_entropy(value) >= 3.5:
-            yield match.span(1)
+    for pattern, needles in _SECRETS:
+        if any(needle in text for needle in needles):
+            for match in pattern.finditer(text):
+                yield match.span()
+    for start, end in _key_value_lines(text):
+        for match in _KEY_VALUE.finditer(text, start, end):
+            value = match.group(1)
+            classes = sum(any(test(c) for c in value) for test in _CHAR_CLASSES)
+            if classes >= 2 and shannon_entropy(value) >= 3.5:
+                yield match.span(1)
+
+
+def _key_value_lines(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of the lines that could hold a ``key = value`` secret.
+
+    A ``_KEY_VALUE`` match never crosses a newline, so scanning only the lines that hold a
+    keyword and a ``:`` or ``=`` finds exactly what scanning the whole text would.
+    """
+    low = text.lower()
+    if len(low) != len(text):  # a few characters change length when lower-cased
+        return [(0, len(text))]
+    lines: set[tuple[int, int]] = set()
+    for needle in _KEY_VALUE_NEEDLES:
+        at = low.find(needle)
+        while at != -1:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            end = len(text) if end == -1 else end
+            line = text[start:end]
+            if ":" in line or "=" in line:
+                lines.add((start, end))
+            at = low.find(needle, end)
+    return sorted(lines)
 
 
 _CHAR_CLASSES = (str.islower, str.isupper, str.isdigit)
+
+
+def _emails(text: str) -> Iterator[tuple[int, int]]:
+    """E-mail addresses (only texts with an ``@`` are scanned)."""
+    if "@" in text:
+        for match in _EMAIL.finditer(text):
+            yield match.span()
 
 
 # Earlier kinds win when spans overlap, so one token is counted once, as its most specific kind.
@@ -206,7 +252,7 @@ _DETECTORS = [
     (PiiKind.SECRET, _secrets),
     (PiiKind.CARD, _cards),
     (PiiKind.IBAN, _ibans),
-    (PiiKind.EMAIL, lambda text: (m.span() for m in _EMAIL.finditer(text))),
+    (PiiKind.EMAIL, _emails),
     (PiiKind.PHONE, _phones),
 ]
 

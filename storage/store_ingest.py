@@ -2,10 +2,245 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+
+from ingest.state import MirroredFile
+from storage import schema as t
+
+if TYPE_CHECKING:
+    from domain.model import Element, Relationship
+
+_CHUNK = 500  # ids per IN (...) list, well under every driver's parameter limit
 
 
 class IngestStore:
-    """Mixin of ``Store`` (filled by the ingest work)."""
+    """Mixin of ``Store``: ``ingest_sources``, ``ingest_files`` and the bulk reads of a run."""
 
     conn: Connection
+
+    if TYPE_CHECKING:  # provided by ``Store``
+
+        def enqueue_index(self, element_id: str, version_id: str | None, at: datetime) -> None:
+            """Announce index work in this transaction."""
+
+    # -- sources -------------------------------------------------------------------------
+    def get_ingest_source(self, repo_key: str, source_repo: str) -> dict[str, Any] | None:
+        """The record of one source ingested into a repository (None before the first run)."""
+        c = t.ingest_sources.c
+        row = self.conn.execute(
+            sa.select(t.ingest_sources).where(c.repo_key == repo_key, c.source_repo == source_repo)
+        ).first()
+        return dict(row._mapping) if row else None
+
+    def list_ingest_sources(self, repo_key: str) -> list[dict[str, Any]]:
+        """Every source ingested into a repository, by source name."""
+        c = t.ingest_sources.c
+        rows = self.conn.execute(
+            sa.select(t.ingest_sources).where(c.repo_key == repo_key).order_by(c.source_repo)
+        )
+        return [dict(r._mapping) for r in rows]
+
+    def record_ingest_run(
+        self,
+        repo_key: str,
+        source_repo: str,
+        *,
+        commit: str,
+        ref: str,
+        at: datetime,
+        by: str,
+        report: dict[str, Any],
+    ) -> int:
+        """Remember the last ingested commit and report; returns the source's run count."""
+        c = t.ingest_sources.c
+        values = {
+            "last_commit": commit,
+            "last_ref": ref[:250],
+            "last_run_at": at,
+            "last_run_by": by,
+            "last_report": report,
+        }
+        done = self.conn.execute(
+            t.ingest_sources.update()
+            .where(c.repo_key == repo_key, c.source_repo == source_repo)
+            .values(run_count=c.run_count + 1, **values)
+        )
+        if done.rowcount == 0:
+            self.conn.execute(
+                t.ingest_sources.insert().values(
+                    repo_key=repo_key, source_repo=source_repo, run_count=1, **values
+                )
+            )
+        count = self.conn.execute(
+            sa.select(c.run_count).where(c.repo_key == repo_key, c.source_repo == source_repo)
+        ).scalar_one()
+        return int(count)
+
+    # -- mirrored files ------------------------------------------------------------------
+    def mirrored_files(self, source_repo: str) -> list[MirroredFile]:
+        """Every path mirrored from a source (any repository), with its element's live head."""
+        f, e, v = t.ingest_files.c, t.elements.c, t.element_versions.c
+        q = (
+            sa.select(
+                f.repo_key, f.path, f.element_id, e.retired_at, e.classification, v.content_sha256
+            )
+            .join_from(t.ingest_files, t.elements, e.element_id == f.element_id)
+            .join(t.element_versions, v.version_id == e.head_version_id, isouter=True)
+            .where(f.source_repo == source_repo)
+        )
+        return [
+            MirroredFile(
+                r.repo_key,
+                r.path,
+                r.element_id,
+                r.retired_at is None,
+                r.content_sha256,
+                r.classification,
+            )
+            for r in self.conn.execute(q)
+        ]
+
+    def save_ingest_file(
+        self,
+        repo_key: str,
+        source_repo: str,
+        path: str,
+        element_id: str,
+        commit: str,
+        *,
+        exists: bool = True,
+    ) -> None:
+        """Record that ``path`` is mirrored by ``element_id`` (as of ``commit``); ``exists=False``
+        says the caller knows there is no row yet (one statement instead of two)."""
+        c = t.ingest_files.c
+        where = (c.repo_key == repo_key, c.source_repo == source_repo, c.path == path)
+        updated = exists and (
+            self.conn.execute(
+                t.ingest_files.update()
+                .where(*where)
+                .values(element_id=element_id, commit_sha=commit)
+            ).rowcount
+            == 1
+        )
+        if not updated:
+            self.conn.execute(
+                t.ingest_files.insert().values(
+                    repo_key=repo_key,
+                    source_repo=source_repo,
+                    path=path,
+                    element_id=element_id,
+                    commit_sha=commit,
+                )
+            )
+
+    def drop_ingest_file(self, repo_key: str, source_repo: str, path: str, element_id: str) -> bool:
+        """Forget ``path`` (a rename moved it) if it still maps to ``element_id``."""
+        c = t.ingest_files.c
+        done = self.conn.execute(
+            t.ingest_files.delete().where(
+                c.repo_key == repo_key,
+                c.source_repo == source_repo,
+                c.path == path,
+                c.element_id == element_id,
+            )
+        )
+        return done.rowcount == 1
+
+    # -- elements ------------------------------------------------------------------------
+    def elements_with_head_hash(
+        self, element_ids: Iterable[str]
+    ) -> dict[str, tuple[Element, str | None]]:
+        """element id → (element, its head's ``content_sha256``) for the ids that exist."""
+        from storage.store import element_from_row  # the mapping lives with the core store
+
+        e, v = t.elements.c, t.element_versions.c
+        out: dict[str, tuple[Element, str | None]] = {}
+        for chunk in _chunks(sorted(set(element_ids))):
+            q = (
+                sa.select(t.elements, v.content_sha256)
+                .join_from(
+                    t.elements, t.element_versions, v.version_id == e.head_version_id, isouter=True
+                )
+                .where(e.element_id.in_(chunk))
+            )
+            for r in self.conn.execute(q):
+                out[r.element_id] = (element_from_row(r), r.content_sha256)
+        return out
+
+    def set_classification(self, element_id: str, classification: str, at: datetime) -> None:
+        """Re-classify an element (routing rules decide an ingested file's classification) and
+        announce it to the index, which filters on classification."""
+        self.conn.execute(
+            t.elements.update()
+            .where(t.elements.c.element_id == element_id)
+            .values(classification=classification)
+        )
+        self.enqueue_index(element_id, None, at)
+
+    def head_metadata(self, element_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """element id → its head version's metadata."""
+        e, v = t.elements.c, t.element_versions.c
+        out: dict[str, dict[str, Any]] = {}
+        for chunk in _chunks(sorted(set(element_ids))):
+            q = (
+                sa.select(e.element_id, v.metadata)
+                .join_from(t.elements, t.element_versions, v.version_id == e.head_version_id)
+                .where(e.element_id.in_(chunk))
+            )
+            out.update({r.element_id: dict(r.metadata or {}) for r in self.conn.execute(q)})
+        return out
+
+    # -- relationships -------------------------------------------------------------------
+    def live_relationships_from(
+        self, element_ids: Iterable[str], type_key: str
+    ) -> dict[str, list[Relationship]]:
+        """source element id → its live relationships of ``type_key``."""
+        from storage.store import relationship_from_row
+
+        c = t.relationships.c
+        out: dict[str, list[Relationship]] = {}
+        for chunk in _chunks(sorted(set(element_ids))):
+            q = (
+                sa.select(t.relationships)
+                .where(
+                    c.source_element_id.in_(chunk),
+                    c.type_key == type_key,
+                    c.retired_at.is_(None),
+                )
+                .order_by(c.recorded_at)
+            )
+            for r in self.conn.execute(q):
+                out.setdefault(r.source_element_id, []).append(relationship_from_row(r))
+        return out
+
+    def insert_relationships(self, rels: Sequence[Relationship]) -> None:
+        """Append many relationships in one statement."""
+        if not rels:
+            return
+        self.conn.execute(
+            t.relationships.insert(),
+            [
+                {
+                    "relationship_id": r.relationship_id,
+                    "repo_key": r.repo_key,
+                    "relationship_kind": r.relationship_kind.value,
+                    "type_key": r.type_key,
+                    "source_element_id": r.source_element_id,
+                    "target_element_id": r.target_element_id,
+                    "metadata": r.metadata,
+                    "recorded_at": r.recorded_at,
+                    "recorded_by": r.recorded_by,
+                }
+                for r in rels
+            ],
+        )
+
+
+def _chunks(items: list[str]) -> Iterable[list[str]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]

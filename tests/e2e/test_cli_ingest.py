@@ -1,0 +1,127 @@
+"""``ameide ingest backlog|status`` and ``ameide routing explain`` through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.integration.ingest.conftest import GitRepo
+
+INGESTOR = "service:ingest"
+ROUTING = """
+rules:
+  - name: pii
+    override: true
+    match: {all: [{field: signals.pii_detected, equals: true}]}
+    actions: {policy: redact, classification: confidential}
+  - name: stubs
+    match: {all: [{field: signals.word_count, lt: 5}]}
+    actions: {classification: public, tags: [stub]}
+"""
+
+
+@pytest.fixture
+def backlog(tmp_path, repo):
+    """A git backlog, and an ingestor on the CLI's repository."""
+    repo.cli.ok("grant", INGESTOR, "ingestor", "--repo", repo.key)
+    git = GitRepo(tmp_path / "backlog")
+    git.write("backlog/auth.md", "---\nstatus: active\n---\n# Auth\n\nSee [billing](billing.md).\n")
+    git.write("backlog/billing.md", "# Billing\n\nMail jane@example.com about invoices.\n")
+    git.write("backlog/stub.md", "# Stub\n")
+    git.write("backlog/image.md", b"\x00\x01binary")
+    git.commit("backlog")
+    return git
+
+
+def ingest(repo, git, *extra, as_=INGESTOR):
+    return repo.cli("ingest", "backlog", str(git.root), "--repo", repo.key, *extra, as_=as_)
+
+
+def test_ingest_backlog_prints_the_run_report_as_json_and_a_rerun_is_a_noop(repo, backlog):
+    report = repo.cli.ok("ingest", "backlog", str(backlog.root), "--repo", repo.key, as_=INGESTOR)
+    assert report["counts"]["new"] == 3
+    assert report["skipped"] == [
+        {
+            "path": "backlog/image.md",
+            "code": "binary",
+            "reason": "file is binary (contains NUL bytes)",
+        }
+    ]
+    assert report["links"]["added"] == 1
+    again = repo.cli.ok("ingest", "backlog", str(backlog.root), "--repo", repo.key, as_=INGESTOR)
+    assert again["noop"] is True
+    status = repo.cli.ok("ingest", "status", "--repo", repo.key, as_=INGESTOR)
+    (source,) = status["sources"]
+    assert source["last_commit"] == report["to_commit"]
+    assert source["run_count"] == 1
+
+
+def test_ingest_backlog_prints_a_table_for_people_without_a_progress_bar_off_a_terminal(
+    repo, backlog, tmp_path
+):
+    rules = tmp_path / "routing.yaml"
+    rules.write_text(ROUTING)
+    result = ingest(repo, backlog, "--routing", str(rules), "--glob", "backlog/**/*.md")
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert out.startswith(f"ingested {backlog.root.resolve()} @ main (")
+    assert "full scan" in out
+    for line in ("new          3", "skipped      1", "backlog/image.md", "binary"):
+        assert line in out
+    assert "redacted      1 file (email 1)" in out
+    assert "reading files" not in out  # the progress bar is for terminals only
+    assert "\r" not in out
+
+    backlog.write("backlog/stub.md", "# Stub\n\nNow it has real content, enough words.\n")
+    backlog.commit("grow the stub")
+    second = ingest(repo, backlog)
+    assert second.exit_code == 0, second.stderr
+    assert "diff since" in second.stdout
+    assert "changed      1" in second.stdout
+    nothing = ingest(repo, backlog)
+    assert nothing.stdout.startswith("nothing to do:")
+
+    status = repo.cli("ingest", "status", "--repo", repo.key, as_=INGESTOR)
+    assert str(backlog.root.resolve()) in status.stdout
+    assert "changed 1" in status.stdout
+
+
+def test_ingest_refuses_readers_and_hides_the_repository_from_strangers(repo, backlog):
+    repo.cli.ok("grant", "user:rita", "reader", "--repo", repo.key)
+    denied = ingest(repo, backlog, "--json", as_="user:rita")
+    assert denied.exit_code == 4
+    assert json.loads(denied.stdout)["error"]["code"] == "PERMISSION_DENIED"
+    hidden = ingest(repo, backlog, as_=repo.stranger)
+    assert hidden.exit_code == 3
+    assert hidden.stderr.startswith("error: NOT_FOUND:")
+    assert len(hidden.stderr.strip().splitlines()) == 1
+
+
+def test_a_malformed_routing_file_is_refused_naming_the_rule(repo, backlog, tmp_path):
+    rules = tmp_path / "routing.yaml"
+    rules.write_text("rules:\n  - name: oops\n    actions: {policy: shred}\n")
+    before = repo.cli.snapshot()
+    result = ingest(repo, backlog, "--routing", str(rules))
+    assert result.exit_code == 2
+    assert "rule 1 'oops' (rules[0])" in result.stderr
+    assert repo.cli.snapshot() == before
+
+
+def test_routing_explain_shows_which_rule_matched_and_why(repo, backlog, tmp_path):
+    rules = tmp_path / "routing.yaml"
+    rules.write_text(ROUTING)
+    file = backlog.root / "backlog" / "billing.md"
+    out = repo.cli.ok(
+        "routing", "explain", str(file), "--routing", str(rules),
+        "--path", "backlog/billing.md", "--repo", repo.key,
+    )  # fmt: skip
+    assert out["decision"]["policy"] == "redact"
+    assert out["decision"]["override_rule"] == "'pii' (#1)"
+    assert out["decision"]["repository"] == repo.key
+    human = repo.cli(
+        "routing", "explain", str(file), "--routing", str(rules), "--path", "backlog/billing.md"
+    )
+    assert human.exit_code == 0, human.stderr
+    assert "'pii' (#1) (priority 0, override): matched" in human.stdout
+    assert "signals.pii_detected (True) equals True → true" in human.stdout
