@@ -1,9 +1,279 @@
-"""Use cases of the read side: read_context, citations, replay, the index (filled by its issue)."""
+"""Use cases of the read side: read_context, verify_citations, replay, get_version, expand.
+
+``read_context`` runs the pipeline (``service.read_pipeline``) and stores every response under
+its ``context_id`` with principal, on-behalf-of and purpose: the access log of what agents were
+shown. A stored context can later be checked (``verify_citations``) and re-run
+(``replay``) by the principal who read it or by an auditor of its repositories.
+"""
 
 from __future__ import annotations
 
-from service.core import ServiceCore
+from datetime import datetime
+from typing import Any
+
+from domain.errors import AmeideError, InvalidArgument, NotFound
+from domain.permissions import Action
+from domain.values import new_id, validate_id, validate_instant
+from projection import contexts
+from projection.packaging import content_chunks
+from service.authz import Caller
+from service.core import UnitOfWork
+from service.eval_ops import EvalOps
+from service.read_request import MAX_HOPS, MAX_NODES, ReadRequest, parse_request
+from service.read_selection import access_levels
+from service.views import element_view, iso, version_view
+
+MAX_CITATIONS = 1_000
 
 
-class ReadOps(ServiceCore):
+def effective_caller(caller: Caller, req: ReadRequest) -> Caller:
+    """The authenticated caller, narrowed by what the request's principal block states."""
+    block = req.principal
+    if block.principal_id and block.principal_id != caller.principal_id:
+        raise InvalidArgument(
+            "principal.principal_id does not match the authenticated caller",
+            field="principal.principal_id",
+        )
+    if block.on_behalf_of and caller.on_behalf_of and block.on_behalf_of != caller.on_behalf_of:
+        raise InvalidArgument(
+            "principal.on_behalf_of differs from the caller's", field="principal.on_behalf_of"
+        )
+    return Caller(
+        caller.principal_id,
+        on_behalf_of=block.on_behalf_of or caller.on_behalf_of,
+        roles=tuple(block.roles) or caller.roles,
+        purpose=block.purpose or caller.purpose,
+        tool_id=caller.tool_id,
+    )
+
+
+class ReadOps(EvalOps):
     """Permission-trimmed, version-pinned reads."""
+
+    def read_context(self, caller: Caller, request: ReadRequest | dict[str, Any]) -> dict[str, Any]:
+        """Context for an agent (product.md §4), stored under the returned ``context_id``."""
+        req = parse_request(request)
+        caller = self.check_caller(effective_caller(caller, req))
+        self.catch_up_index()
+        return self._store_context(caller, req, self.run_read(caller, req), "read_context")
+
+    def _store_context(
+        self, caller: Caller, req: ReadRequest, body: dict[str, Any], operation: str, **extra: Any
+    ) -> dict[str, Any]:
+        context_id = new_id("ctx")
+        response = {"context_id": context_id, **body}
+        request = req.model_dump(mode="json")
+        request["principal"] = {
+            "principal_id": caller.principal_id,
+            "roles": list(caller.roles),
+            "purpose": caller.purpose,
+            "on_behalf_of": caller.on_behalf_of,
+        }
+        with self._uow() as uow:
+            uow.store.insert_read_context(
+                context_id=context_id,
+                at=self.clock.now(),
+                principal_id=caller.principal_id,
+                on_behalf_of=caller.on_behalf_of,
+                purpose=caller.purpose,
+                repo_key=req.scope.repo_key,
+                request=request,
+                response=response,
+            )
+            versions = [i["version_id"] for i in response["items"]]
+            self.log_read(
+                uow,
+                caller,
+                operation,
+                req.scope.repo_key,
+                context_id=context_id,
+                version_ids=versions,
+                **extra,
+            )
+            uow.commit()
+        return response
+
+    # -- stored contexts -------------------------------------------------------------------
+    def _stored(self, uow: UnitOfWork, caller: Caller, context_id: str) -> dict[str, Any]:
+        """A stored context the caller may inspect: its reader (or the one it read for), or an
+        auditor of every repository it touched. Anything else is NOT_FOUND, like a missing id."""
+        validate_id(context_id, "ctx", "context")
+        self.check_caller(caller)
+        row: dict[str, Any] | None = uow.store.get_read_context(context_id)
+        missing = NotFound(f"read context {context_id} not found", context_id=context_id)
+        if row is None:
+            raise missing
+        if caller.principal_id in (row["principal_id"], row["on_behalf_of"]):
+            return row
+        repos = (
+            {row["repo_key"]}
+            if row["repo_key"]
+            else {i["repository_id"] for i in row["response"]["items"]}
+        )
+        allowed = repos and all(
+            self.permission(uow, caller, repo).can(Action.AUDIT) for repo in repos
+        )
+        if not allowed:
+            raise missing
+        return row
+
+    def verify_citations(
+        self, caller: Caller, context_id: str, citations: list[Any]
+    ) -> dict[str, Any]:
+        """Which of ``citations`` point into what context ``context_id`` returned."""
+        if not isinstance(citations, list) or len(citations) > MAX_CITATIONS:
+            raise InvalidArgument(f"citations must be a list of at most {MAX_CITATIONS}")
+        with self._uow(readonly=True) as uow:
+            row = self._stored(uow, caller, context_id)
+            self.log_read(uow, caller, "verify_citations", row["repo_key"], context_id=context_id)
+            uow.commit()
+        results = contexts.verify(row["response"]["items"], citations)
+        valid = sum(1 for r in results if r["valid"])
+        return {
+            "context_id": context_id,
+            "all_valid": valid == len(results),
+            "valid": valid,
+            "invalid": len(results) - valid,
+            "results": results,
+        }
+
+    def replay(
+        self, caller: Caller, context_id: str, *, as_recorded: bool = False
+    ) -> dict[str, Any]:
+        """Re-run a stored request as its principal and report what differs.
+
+        By default the request runs as it was written (``as_of`` unset means now), which shows
+        what changed since; ``as_recorded`` pins it to the instant the context resolved.
+        """
+        with self._uow(readonly=True) as uow:
+            row = self._stored(uow, caller, context_id)
+        stored = row["response"]
+        req = parse_request(row["request"])
+        if as_recorded:
+            at = datetime.fromisoformat(
+                stored["selector_used"]["resolved_at"].replace("Z", "+00:00")
+            )
+            req = req.model_copy(update={"as_of": at})
+        p = row["request"]["principal"]
+        reader = Caller(
+            p["principal_id"],
+            on_behalf_of=p["on_behalf_of"],
+            roles=tuple(p["roles"]),
+            purpose=f"replay of {context_id}",
+            tool_id=caller.tool_id,
+        )
+        self.catch_up_index()
+        try:
+            body = self.run_read(reader, req)
+        except AmeideError as exc:  # e.g. the principal lost its grant since
+            return {"context_id": context_id, "identical": False, "error": exc.to_dict()}
+        fresh = self._store_context(caller, req, body, "replay", replay_of=context_id)
+        changes = contexts.differences(stored["items"], fresh["items"])
+        before, after = stored["selector_used"], fresh["selector_used"]
+        same_selection = before.get("baseline_id") == after.get("baseline_id")
+        return {
+            "context_id": context_id,
+            "replay_context_id": fresh["context_id"],
+            "replayed_as": reader.principal_id,
+            "as_recorded": as_recorded,
+            "identical": not changes
+            and same_selection
+            and stored["context_block"] == fresh["context_block"],
+            "differences": changes,
+            "selector_used": {"before": before, "after": after},
+        }
+
+    # -- other reads -----------------------------------------------------------------------
+    def get_version(
+        self, caller: Caller, version_id: str, as_of: datetime | None = None
+    ) -> dict[str, Any]:
+        """A version by id with its element and chunk offsets; NOT_FOUND when unreadable,
+        missing, or recorded after ``as_of``."""
+        validate_instant(as_of, "as_of")
+        with self._uow(readonly=True) as uow:
+            v, el, _ = self.visible_version(uow, caller, version_id)
+            if as_of is not None and v.recorded_at > as_of:
+                raise NotFound(f"version {version_id} not found", version_id=version_id)
+            self.log_read(uow, caller, "version.get", el.repo_key, version_id=version_id)
+            uow.commit()
+        chunks = (
+            []
+            if v.erased
+            else [
+                {
+                    "chunk_key": c.chunk_key,
+                    "heading_path": c.heading_path,
+                    "start": c.start,
+                    "end": c.end,
+                }
+                for c in content_chunks(v.body)
+            ]
+        )
+        return {"element": element_view(el), "version": version_view(v), "chunks": chunks}
+
+    def expand(
+        self,
+        caller: Caller,
+        element_id: str,
+        *,
+        hops: int = 1,
+        relationship_types: tuple[str, ...] = (),
+        max_nodes: int = 20,
+        as_of: datetime | None = None,
+    ) -> dict[str, Any]:
+        """The relationship neighbourhood of an element, through readable elements only."""
+        if not 1 <= hops <= MAX_HOPS or not 1 <= max_nodes <= MAX_NODES:
+            raise InvalidArgument(f"hops must be 1-{MAX_HOPS} and max_nodes 1-{MAX_NODES}")
+        validate_instant(as_of, "as_of")
+        with self._uow(readonly=True) as uow:
+            el, perm = self.visible_element(uow, caller, element_id)
+            access = access_levels({el.repo_key: perm})
+            nodes, edges = [element_id], {}
+            frontier = [element_id]
+            for _ in range(hops):
+                rows = uow.store.neighbours(frontier, access, as_of, relationship_types)
+                frontier = []
+                for r in rows:
+                    if r["to"] not in nodes and len(nodes) <= max_nodes:
+                        nodes.append(r["to"])
+                        frontier.append(r["to"])
+                    if r["to"] in nodes:
+                        edges[r["relationship_id"]] = r
+            views = [self._node(uow, n, as_of) for n in nodes]
+            self.log_read(uow, caller, "relationship.expand", el.repo_key, element_id=element_id)
+            uow.commit()
+        return {
+            "element_id": element_id,
+            "as_of": iso(as_of),
+            "nodes": views,
+            "edges": [
+                {
+                    k: r[k]
+                    for k in (
+                        "relationship_id",
+                        "type_key",
+                        "source_element_id",
+                        "target_element_id",
+                    )
+                }
+                for r in edges.values()
+            ],
+        }
+
+    @staticmethod
+    def _node(uow: UnitOfWork, element_id: str, as_of: datetime | None) -> dict[str, Any]:
+        el = uow.store.get_element(element_id)
+        head = (
+            uow.store.head_as_of(element_id, as_of)
+            if as_of is not None
+            else uow.store.get_version(el.head_version_id)
+            if el.head_version_id
+            else None
+        )
+        retired = uow.store.retired_at_instant(element_id, as_of) if as_of else el.retired
+        return {
+            **element_view(el),
+            "version_id": head.version_id if head else None,
+            "title": head.title if head else None,
+            "retired": retired,
+        }

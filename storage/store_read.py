@@ -1,11 +1,225 @@
-"""Row mapping for the derived read side: chunks, the index outbox, stored read contexts."""
+"""The read model's queries: selections as version sets, candidate rows, neighbours, contexts.
+
+Written for the read path: each selector resolves in one or two set-based statements (never one
+query per element), permission trimming (repository × readable classifications) is part of the
+``WHERE`` clause, and every statement answers "as of" an instant when given one — versions by
+``recorded_at``, retirements from ``element_retirements``, relationships by their recorded and
+retired instants. Rows come back as plain dicts; the service maps them.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import ColumnElement
+
+from domain.values import SourceKind
+from storage import schema as t
+
+Access = Mapping[str, Sequence[str]]
+"""Readable repository key → the classifications readable there."""
+
+READABLE_KINDS = (SourceKind.CANONICAL.value, SourceKind.INGESTED_EVIDENCE.value)
+_IN_BATCH = 900
+_E = t.elements.c
+_V = t.element_versions.c
+
+
+def _readable(access: Access) -> ColumnElement[bool]:
+    """Elements the caller may read: in a readable repository, within its clearance."""
+    allowed = [
+        sa.and_(_E.repo_key == repo, _E.classification.in_(list(levels)))
+        for repo, levels in sorted(access.items())
+        if levels
+    ]
+    return sa.or_(*allowed) if allowed else sa.false()
+
+
+def _retired(at: datetime | None) -> ColumnElement[bool]:
+    """Whether the element was retired at ``at`` (now when None)."""
+    if at is None:
+        return _E.retired_at.is_not(None)
+    r = t.element_retirements.c
+    return sa.exists().where(
+        r.element_id == _E.element_id,
+        r.retired_at <= at,
+        sa.or_(r.reinstated_at.is_(None), r.reinstated_at > at),
+    )
+
+
+_SELECTED = (_V.version_id, _V.element_id, _E.repo_key, _E.source_kind, _E.classification)
+
+
+def _batches(values: Sequence[str]) -> Iterator[list[str]]:
+    ordered = sorted(set(values))
+    for start in range(0, len(ordered), _IN_BATCH):
+        yield ordered[start : start + _IN_BATCH]
 
 
 class ReadStore:
-    """Mixin of ``Store`` (filled by the read-side work)."""
+    """Mixin of ``Store``: the queries behind read_context and the stored read contexts."""
 
     conn: Connection
+
+    # -- selections ------------------------------------------------------------------------
+    def latest_versions(
+        self, access: Access, source_kind: str, at: datetime | None
+    ) -> list[dict[str, Any]]:
+        """The latest version (as of ``at``) of every readable, non-retired element of a kind."""
+        if at is None:
+            q = (
+                sa.select(*_SELECTED, sa.false().label("retired"))
+                .select_from(
+                    t.elements.join(t.element_versions, _V.version_id == _E.head_version_id)
+                )
+                .where(_readable(access), _E.source_kind == source_kind, _E.retired_at.is_(None))
+            )
+            return [dict(r._mapping) for r in self.conn.execute(q)]
+        latest = (
+            sa.select(_V.element_id, sa.func.max(_V.seq).label("seq"))
+            .select_from(t.element_versions.join(t.elements, _E.element_id == _V.element_id))
+            .where(_readable(access), _E.source_kind == source_kind, _V.recorded_at <= at)
+            .group_by(_V.element_id)
+            .subquery()
+        )
+        q = (
+            sa.select(*_SELECTED, sa.false().label("retired"))
+            .select_from(
+                t.element_versions.join(
+                    latest, sa.and_(latest.c.element_id == _V.element_id, latest.c.seq == _V.seq)
+                ).join(t.elements, _E.element_id == _V.element_id)
+            )
+            .where(~_retired(at))
+        )
+        return [dict(r._mapping) for r in self.conn.execute(q)]
+
+    def pinned_versions(
+        self, baseline_id: str, access: Access, at: datetime | None
+    ) -> list[dict[str, Any]]:
+        """The readable pins of a baseline, each flagged when its element was retired at ``at``."""
+        p = t.baseline_pins.c
+        q = (
+            sa.select(*_SELECTED, _retired(at).label("retired"))
+            .select_from(
+                t.baseline_pins.join(t.element_versions, _V.version_id == p.version_id).join(
+                    t.elements, _E.element_id == p.element_id
+                )
+            )
+            .where(p.baseline_id == baseline_id, _readable(access))
+        )
+        return [dict(r._mapping) for r in self.conn.execute(q)]
+
+    def listed_versions(
+        self, version_ids: Sequence[str], access: Access, at: datetime | None
+    ) -> list[dict[str, Any]]:
+        """The named versions that are readable, readable-kind and recorded by ``at``."""
+        rows: list[dict[str, Any]] = []
+        for batch in _batches(version_ids):
+            q = (
+                sa.select(*_SELECTED, _retired(at).label("retired"))
+                .select_from(t.element_versions.join(t.elements, _E.element_id == _V.element_id))
+                .where(
+                    _V.version_id.in_(batch),
+                    _readable(access),
+                    _E.source_kind.in_(READABLE_KINDS),
+                )
+            )
+            if at is not None:
+                q = q.where(_V.recorded_at <= at)
+            rows += [dict(r._mapping) for r in self.conn.execute(q)]
+        return rows
+
+    def baseline_header(self, baseline_id: str) -> dict[str, Any] | None:
+        """A baseline's repository and creation instant (without its pins)."""
+        b = t.baselines.c
+        r = self.conn.execute(
+            sa.select(b.baseline_id, b.repo_key, b.created_at).where(b.baseline_id == baseline_id)
+        ).first()
+        return dict(r._mapping) if r else None
+
+    # -- candidate rows --------------------------------------------------------------------
+    def version_metadata(self, version_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Version id → metadata (for validity windows)."""
+        out: dict[str, dict[str, Any]] = {}
+        for batch in _batches(version_ids):
+            q = sa.select(_V.version_id, _V.metadata).where(_V.version_id.in_(batch))
+            out.update((r.version_id, dict(r.metadata or {})) for r in self.conn.execute(q))
+        return out
+
+    def version_rows(self, version_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Version id → everything an item shows: content, metadata, provenance, erasure."""
+        cols = (
+            *(_V.version_id, _V.element_id, _V.seq, _V.title, _V.body, _V.metadata),
+            *(_V.recorded_at, _V.actor_id, _V.source_repo, _V.commit_sha, _V.path),
+            *(_V.erased_at, _V.erased_by, _E.repo_key, _E.source_kind, _E.type_key),
+            _E.classification,
+        )
+        out: dict[str, dict[str, Any]] = {}
+        for batch in _batches(version_ids):
+            q = (
+                sa.select(*cols)
+                .select_from(t.element_versions.join(t.elements, _E.element_id == _V.element_id))
+                .where(_V.version_id.in_(batch))
+            )
+            out.update((r.version_id, dict(r._mapping)) for r in self.conn.execute(q))
+        return out
+
+    # -- relationships ---------------------------------------------------------------------
+    def neighbours(
+        self,
+        element_ids: Sequence[str],
+        access: Access,
+        at: datetime | None,
+        type_keys: Sequence[str] = (),
+    ) -> list[dict[str, Any]]:
+        """Relationships live at ``at`` from or to the elements whose other end is readable.
+
+        Each row: ``relationship_id, type_key, source_element_id, target_element_id, from,
+        to`` where ``from`` is the given element and ``to`` the readable neighbour.
+        """
+        r = t.relationships.c
+        live = (
+            r.retired_at.is_(None)
+            if at is None
+            else sa.and_(r.recorded_at <= at, sa.or_(r.retired_at.is_(None), r.retired_at > at))
+        )
+        rows: list[dict[str, Any]] = []
+        for batch in _batches(element_ids):
+            for near, far in (
+                (r.source_element_id, r.target_element_id),
+                (r.target_element_id, r.source_element_id),
+            ):
+                q = (
+                    sa.select(
+                        r.relationship_id,
+                        r.type_key,
+                        r.source_element_id,
+                        r.target_element_id,
+                        near.label("from"),
+                        far.label("to"),
+                        r.recorded_at,
+                    )
+                    .select_from(t.relationships.join(t.elements, _E.element_id == far))
+                    .where(near.in_(batch), live, _readable(access))
+                )
+                if type_keys:
+                    q = q.where(r.type_key.in_(sorted(set(type_keys))))
+                rows += [dict(x._mapping) for x in self.conn.execute(q)]
+        rows.sort(key=lambda x: (x["from"], x["recorded_at"], x["relationship_id"], x["to"]))
+        return rows
+
+    # -- stored read contexts (the access log of read_context) ------------------------------
+    def insert_read_context(self, **row: Any) -> None:
+        """Store one read_context response with who asked, for whom and why."""
+        self.conn.execute(t.read_contexts.insert().values(**row))
+
+    def get_read_context(self, context_id: str) -> dict[str, Any] | None:
+        """A stored read context by id."""
+        r = self.conn.execute(
+            sa.select(t.read_contexts).where(t.read_contexts.c.context_id == context_id)
+        ).first()
+        return dict(r._mapping) if r else None

@@ -1,0 +1,179 @@
+"""The transparent ranking of read_context: a weighted sum anyone can recompute.
+
+``score = relevance + trust + recency - graph distance - superseded - retired - duplicate``,
+each term a value in [0, 1] (hops for graph distance) times a configurable weight.
+
+- *relevance* combines the two BM25 signals of the keyword index per version — the best chunk
+  (sections: sharper) and the whole version (recall for multi-part answers) — each divided by
+  its best value among the candidates, mixed by ``chunk_share``. A version named in the request
+  is fully relevant; one reached over a relationship inherits ``expansion_decay ** hops`` of its
+  seed's relevance unless it matched better on its own.
+- *trust* is 1 for canonical content and 0 for ingested evidence, so canonical content that
+  matches about as well ranks first.
+- *recency* halves every ``recency_half_life_days`` of age at the read's instant.
+- *superseded*, *retired*, *graph distance* and *duplicate* (similarity to a better item that
+  stayed below the collapse threshold) demote.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+
+from projection.selection import CANONICAL
+
+WHY_KEYWORD = "keyword_match"
+WHY_RELATIONSHIP = "relationship_path"
+WHY_DIRECT = "direct_fetch"
+_DAY = 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class RankingWeights:
+    """Weights of the score (from the config file's ``ranking`` object; these are defaults)."""
+
+    relevance: float = 1.0
+    chunk_share: float = 0.7
+    trust: float = 0.35
+    recency: float = 0.05
+    recency_half_life_days: float = 365.0
+    graph_distance: float = 0.15
+    superseded: float = 0.3
+    retired: float = 0.4
+    duplicate: float = 0.5
+    expansion_decay: float = 0.5
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, object] | None) -> RankingWeights:
+        """Weights from a config mapping; unknown names and bad values raise ``ValueError``."""
+        if not values:
+            return cls()
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown ranking weight(s) {unknown}; known: {sorted(known)}")
+        parsed: dict[str, float] = {}
+        for name, value in values.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"ranking weight {name} must be a number")
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"ranking weight {name} must be a finite number >= 0")
+            parsed[name] = float(value)
+        weights = replace(cls(), **parsed)
+        if weights.chunk_share > 1 or weights.expansion_decay > 1:
+            raise ValueError("chunk_share and expansion_decay must be within [0, 1]")
+        if weights.recency_half_life_days <= 0:
+            raise ValueError("recency_half_life_days must be positive")
+        return weights
+
+    def as_dict(self) -> dict[str, float]:
+        """The weights by name."""
+        return {f.name: float(getattr(self, f.name)) for f in fields(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class PathStep:
+    """One relationship crossed by expansion."""
+
+    relationship_id: str
+    type_key: str
+    from_element_id: str
+    to_element_id: str
+
+    def as_dict(self) -> dict[str, str]:
+        """The JSON shape of a step of ``relationship_path``."""
+        return {
+            "relationship_id": self.relationship_id,
+            "type_key": self.type_key,
+            "from_element_id": self.from_element_id,
+            "to_element_id": self.to_element_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A version that may become an item, with everything its score depends on."""
+
+    version_id: str
+    element_id: str
+    repository_key: str
+    source_kind: str
+    recorded_at: float
+    why_included: str
+    chunk_score: float = 0.0
+    version_score: float = 0.0
+    superseded: bool = False
+    retired: bool = False
+    hops: int = 0
+    path: tuple[PathStep, ...] = ()
+    seed_element_id: str | None = None
+    """For an expanded candidate: the recalled element its path starts from."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A candidate with its score and the breakdown that sums to it."""
+
+    candidate: Candidate
+    score: float
+    breakdown: Mapping[str, Mapping[str, float]]
+
+    def with_duplicate(self, similarity: float, weight: float) -> Scored:
+        """The same item demoted for resembling a better one."""
+        term = _term(similarity, -weight)
+        breakdown = {**self.breakdown, "duplicate": term}
+        return Scored(self.candidate, _total(breakdown), breakdown)
+
+
+def relevance(candidates: Sequence[Candidate], weights: RankingWeights) -> dict[str, float]:
+    """Relevance in [0, 1] per version id (see the module docstring)."""
+    best_chunk = max((c.chunk_score for c in candidates), default=0.0)
+    best_version = max((c.version_score for c in candidates), default=0.0)
+    share = weights.chunk_share
+    out: dict[str, float] = {}
+    for c in candidates:
+        if c.why_included == WHY_DIRECT:
+            out[c.version_id] = 1.0
+            continue
+        chunk = c.chunk_score / best_chunk if best_chunk > 0 else 0.0
+        whole = c.version_score / best_version if best_version > 0 else 0.0
+        out[c.version_id] = share * chunk + (1 - share) * whole
+    seeds = {c.element_id: out[c.version_id] for c in candidates if not c.hops}
+    for c in candidates:
+        if c.hops and c.seed_element_id in seeds:
+            inherited = weights.expansion_decay**c.hops * seeds[c.seed_element_id]
+            out[c.version_id] = max(out[c.version_id], inherited)
+    return out
+
+
+def score(candidates: Sequence[Candidate], weights: RankingWeights, now: float) -> list[Scored]:
+    """Score every candidate; best first, ties broken by element then version id."""
+    relevant = relevance(candidates, weights)
+    scored = []
+    for c in candidates:
+        age_days = max(0.0, now - c.recorded_at) / _DAY
+        breakdown = {
+            "relevance": _term(relevant[c.version_id], weights.relevance),
+            "trust": _term(1.0 if c.source_kind == CANONICAL else 0.0, weights.trust),
+            "recency": _term(0.5 ** (age_days / weights.recency_half_life_days), weights.recency),
+            "graph_distance": _term(float(c.hops), -weights.graph_distance),
+            "superseded": _term(1.0 if c.superseded else 0.0, -weights.superseded),
+            "retired": _term(1.0 if c.retired else 0.0, -weights.retired),
+            "duplicate": _term(0.0, -weights.duplicate),
+        }
+        scored.append(Scored(c, _total(breakdown), breakdown))
+    return order(scored)
+
+
+def order(scored: Sequence[Scored]) -> list[Scored]:
+    """Best score first; equal scores by element id then version id (deterministic)."""
+    return sorted(scored, key=lambda s: (-s.score, s.candidate.element_id, s.candidate.version_id))
+
+
+def _term(value: float, weight: float) -> dict[str, float]:
+    return {"value": round(value, 6), "weight": weight, "contribution": round(value * weight, 6)}
+
+
+def _total(breakdown: Mapping[str, Mapping[str, float]]) -> float:
+    return round(sum(term["contribution"] for term in breakdown.values()), 6)

@@ -1,0 +1,252 @@
+"""The read_context pipeline: select → recall → expand → rank → collapse → pack.
+
+1. *Select*: resolve the caller's readable repositories and the selection (selector, evidence,
+   ``as_of``, ``valid_at``) — ``service.read_selection``.
+2. *Recall* inside the selection by query (the keyword index, filtered while matching), by
+   element ids or by version ids — ``service.read_recall``.
+3. *Expand* from the best recalled elements along relationships, if asked.
+4. *Rank* with the transparent weighted score (``projection.ranking``), *collapse* mirrors of
+   better items (``projection.dedup``) and demote look-alikes.
+5. *Pack* into the budget with exact citations and the context block
+   (``projection.packaging``).
+
+When collapsing leaves fewer than ``max_items`` and the index has more matches, recall is
+repeated with a larger window, so the budget fills from permitted content.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from domain.errors import InvalidArgument
+from projection.dedup import Shingles, collapse, shingles
+from projection.packaging import (
+    ItemSource,
+    Piece,
+    choose_pieces,
+    content_chunks,
+    pack,
+    query_terms,
+    shown_text,
+)
+from projection.ranking import Candidate, RankingWeights, order, score
+from projection.selection import Selection, is_superseded
+from service.authz import Caller, Permission
+from service.core import ServiceCore, UnitOfWork
+from service.read_recall import (
+    Recalled,
+    Trace,
+    expand,
+    index_filter,
+    recall_by_ids,
+    recall_by_query,
+)
+from service.read_request import ReadRequest
+from service.read_selection import access_levels, readable_repositories, resolve_selection
+from service.read_views import (
+    Memo,
+    Ranked,
+    candidate_trace,
+    filters_view,
+    item_views,
+    selector_used,
+)
+from service.views import iso
+
+MAX_WINDOW = 400
+"""Largest number of versions one query recall ranks (the window grows up to it)."""
+
+
+class ReadPipeline(ServiceCore):
+    """The read_context pipeline (``read_context`` itself, storing and logging, is ReadOps')."""
+
+    ranking_weights: RankingWeights = RankingWeights()
+    _memo_lock = threading.Lock()
+
+    @property
+    def memo(self) -> Memo:
+        """Chunks and shingles per version, shared by this service's reads."""
+        with self._memo_lock:
+            memo = self.__dict__.get("_memo")
+            if memo is None:
+                memo = self.__dict__["_memo"] = Memo()
+        return memo
+
+    def _chunks(self, version_id: str, body: str) -> list[Piece]:
+        key = ("chunks", version_id, len(body))  # an erased body is another key
+        return self.memo.get(key, lambda: content_chunks(body))  # type: ignore[return-value]
+
+    def _shingles(self, version_id: str, body: str) -> Shingles:
+        key = ("shingles", version_id, len(body))
+        return self.memo.get(key, lambda: shingles(body))  # type: ignore[return-value]
+
+    def configure_ranking(self, weights: RankingWeights | Mapping[str, object] | None) -> None:
+        """Set the score weights (e.g. the config file's ``ranking`` object)."""
+        try:
+            self.ranking_weights = (
+                weights
+                if isinstance(weights, RankingWeights)
+                else RankingWeights.from_mapping(weights)
+            )
+        except ValueError as exc:
+            raise InvalidArgument(f"ranking weights: {exc}", field="ranking") from None
+
+    def catch_up_index(self) -> None:
+        """Apply index work a crash or a failed hook left behind (cheap when there is none)."""
+        if self.indexer is not None:
+            self.indexer.catch_up()
+
+    def run_read(self, caller: Caller, req: ReadRequest) -> dict[str, Any]:
+        """Everything of one read except storing it: the response without ``context_id``."""
+        now = self.clock.now()
+        if req.as_of is not None and req.as_of > now:
+            raise InvalidArgument(
+                f"as_of {iso(req.as_of)} is in the future (now is {iso(now)})", field="as_of"
+            )
+        trace = Trace()
+        with self._uow(readonly=True) as uow:
+            perms = readable_repositories(self, uow, caller, req.scope)
+            selection = resolve_selection(uow, perms, req, req.as_of)
+            trace.filters = filters_view(req, perms, selection)
+            if req.recall == "query":
+                trace.query_rewrite = {
+                    "original": req.query,
+                    "terms": query_terms(str(req.query)),
+                    "note": "user text is matched as plain words (English stemming); field "
+                    "syntax, operators and wildcards are not interpreted",
+                }
+            ranked = self._rank_rounds(uow, req, perms, selection, trace, req.as_of or now)
+        packed = pack(
+            [ranked.sources[s.candidate.version_id] for s in ranked.scored],
+            req.budget.max_items,
+            req.budget.max_chars,
+        )
+        for s in ranked.scored[len(packed.items) :]:
+            trace.drop(
+                "budget", element_id=s.candidate.element_id, version_id=s.candidate.version_id
+            )
+        return {
+            "scope": req.scope.model_dump(),
+            "selector_used": selector_used(req, selection, now),
+            "items": item_views(packed, ranked, req.explain),
+            "context_block": packed.context_block,
+            "truncated": packed.truncated,
+            "trace": trace.as_dict() if req.explain else None,
+        }
+
+    def _rank_rounds(
+        self,
+        uow: UnitOfWork,
+        req: ReadRequest,
+        perms: Mapping[str, Permission],
+        selection: Selection,
+        trace: Trace,
+        instant: datetime,
+    ) -> Ranked:
+        """Recall, expand and rank, widening the query window until the budget can fill."""
+        want = 2 * req.budget.max_items + 4
+        flt = index_filter(perms, selection, req.as_of)
+        while True:
+            if req.recall == "query":
+                recalled, exhausted = recall_by_query(
+                    self.index, str(req.query), flt, selection, want
+                )
+            else:
+                recalled, exhausted = recall_by_ids(req, selection, trace), True
+            ranked = self._rank(uow, req, recalled, selection, instant)
+            if req.expand.hops:
+                seeds = [s.candidate.element_id for s in ranked.scored[: req.budget.max_items]]
+                known = [s.candidate.element_id for s in ranked.scored]
+                access = access_levels(perms)
+                more = expand(uow, access, req.as_of, selection, seeds, known, req.expand, trace)
+                ranked = self._rank(uow, req, recalled + more, selection, instant)
+            if len(ranked.scored) >= req.budget.max_items or exhausted or want >= MAX_WINDOW:
+                break
+            want = min(MAX_WINDOW, want * 3)
+        trace.candidates = [candidate_trace(r) for r in recalled]
+        for duplicate in ranked.duplicates:
+            trace.drop("duplicate", **duplicate)
+        return ranked
+
+    def _rank(
+        self,
+        uow: UnitOfWork,
+        req: ReadRequest,
+        recalled: list[Recalled],
+        selection: Selection,
+        instant: datetime,
+    ) -> Ranked:
+        """Score the recalled versions, choose what to show, collapse mirrors, demote
+        look-alikes; collapsed ones go to the trace."""
+        rows = uow.store.version_rows([r.version_id for r in recalled])
+        found = [r for r in recalled if r.version_id in rows]
+        candidates = [_candidate(r, rows[r.version_id], selection) for r in found]
+        weights = self.ranking_weights
+        scored = score(candidates, weights, instant.timestamp())
+        terms = query_terms(req.query or "")
+        sources = {r.version_id: self._source(r, rows[r.version_id], req, terms) for r in found}
+        kept, collapsed = collapse(
+            scored,
+            lambda s: shown_text(
+                sources[s.candidate.version_id].body, sources[s.candidate.version_id].pieces
+            ),
+            lambda s: self._shingles(s.candidate.version_id, sources[s.candidate.version_id].body),
+            limit=req.budget.max_items + 4,  # demoted look-alikes may fall behind a few
+        )
+        duplicates = [
+            {
+                "element_id": c.item.candidate.element_id,
+                "version_id": c.item.candidate.version_id,
+                "duplicate_of": c.duplicate_of.candidate.version_id,
+                "similarity": c.similarity,
+            }
+            for c in collapsed
+        ]
+        demoted = [
+            k.item.with_duplicate(k.similarity, weights.duplicate) if k.similarity else k.item
+            for k in kept
+        ]
+        return Ranked(order(demoted), sources, rows, duplicates)
+
+    def _source(
+        self, r: Recalled, row: Mapping[str, Any], req: ReadRequest, terms: list[str]
+    ) -> ItemSource:
+        """What of a version to show; an erased version shows a note instead."""
+        erased = row["erased_at"] is not None
+        body = "" if erased else row["body"]
+        hit_only = req.detail_level == "excerpt" and r.hits
+        chunks = None if erased or hit_only else self._chunks(r.version_id, body)
+        pieces = () if erased else choose_pieces(body, req.detail_level, r.hits, terms, chunks)
+        note = f"[erased: this version's content was erased at {iso(row['erased_at'])}]"
+        return ItemSource(
+            repository_key=row["repo_key"],
+            element_id=row["element_id"],
+            version_id=r.version_id,
+            title=row["title"],
+            source_kind=row["source_kind"],
+            body=body,
+            pieces=tuple(pieces),
+            note=note if erased else None,
+        )
+
+
+def _candidate(r: Recalled, row: Mapping[str, Any], selection: Selection) -> Candidate:
+    selected = selection.versions[r.version_id]
+    return Candidate(
+        version_id=r.version_id,
+        element_id=row["element_id"],
+        repository_key=row["repo_key"],
+        source_kind=row["source_kind"],
+        recorded_at=row["recorded_at"].timestamp(),
+        why_included=r.why,
+        chunk_score=r.chunk_score,
+        version_score=r.version_score,
+        superseded=is_superseded(row["metadata"] or {}),
+        retired=selected.retired,
+        hops=r.hops,
+        path=r.path,
+        seed_element_id=r.seed,
+    )

@@ -1,0 +1,96 @@
+"""``ameide context``, ``verify-citations``, ``replay`` and ``eval`` through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+from tests.e2e.conftest import Repo
+
+SOP = "# Testing SOP\n\nHow we test.\n\n## Phases\n\nRun phase 0, phase 1 and phase 2 tests.\n"
+QUERY = "how do I run phase 0/1/2 tests?"
+
+
+def _publish(repo: Repo) -> None:
+    baseline = repo.cli.ok("baseline", "create", "--repo", repo.key, as_=repo.publisher)
+    repo.cli.ok("promote", baseline["baseline_id"], "--repo", repo.key, as_=repo.publisher)
+
+
+def test_context_returns_the_published_sop_with_citations(repo: Repo, files) -> None:
+    element_id, version_id = repo.canonical(SOP)
+    _publish(repo)
+    out = repo.cli.ok(
+        "context", QUERY, "--repo", repo.key, "--selector", "published", "--explain", as_=repo.agent
+    )
+    first = out["items"][0]
+    assert (first["element_id"], first["version_id"]) == (element_id, version_id)
+    span = first["citations"][0]["excerpt"]
+    assert SOP[span["start"] : span["end"]] in first["content"]
+    assert out["trace"]["query_rewrite"]["terms"]
+    human = repo.cli("context", QUERY, "--repo", repo.key, "--detail", "titles", as_=repo.agent)
+    assert human.exit_code == 0
+    assert "[1] Testing SOP" in human.stdout
+
+
+def test_verify_citations_exits_non_zero_on_a_citation_not_given(repo: Repo, files) -> None:
+    repo.canonical(SOP)
+    _publish(repo)
+    out = repo.cli.ok("context", QUERY, "--repo", repo.key, as_=repo.agent)
+    citations = out["items"][0]["citations"]
+    good = files("good.json", json.dumps(citations))
+    verdict = repo.cli.ok(
+        "verify-citations", out["context_id"], "--citations", good, as_=repo.agent
+    )
+    assert verdict["all_valid"]
+    bad = files("bad.json", json.dumps([{**citations[0], "version_id": "ver_" + "0" * 24}]))
+    result = repo.cli("verify-citations", out["context_id"], "--citations", bad, as_=repo.agent)
+    assert result.exit_code == 10
+    assert "BAD" in result.stdout
+
+
+def test_replay_shows_no_difference_then_the_new_version(repo: Repo) -> None:
+    element_id, version_id = repo.canonical(SOP)
+    _publish(repo)
+    out = repo.cli.ok("context", QUERY, "--repo", repo.key, as_=repo.agent)
+    same = repo.cli("replay", out["context_id"], as_=repo.agent)
+    assert same.exit_code == 0
+    assert "no difference" in same.stdout
+    proposal = repo.cli.ok(
+        "propose",
+        "--repo",
+        repo.key,
+        "--element",
+        element_id,
+        "--target-version",
+        version_id,
+        "--summary",
+        "s",
+        "--body-file",
+        "-",
+        as_=repo.agent,
+        stdin=(SOP + "\nAlways.\n").encode(),
+    )
+    repo.cli.ok("accept", proposal["proposal_id"], as_=repo.curator)
+    _publish(repo)
+    changed = repo.cli.ok("replay", out["context_id"], as_=repo.auditor)
+    assert [d["change"] for d in changed["differences"]] == ["version_changed"]
+
+
+def test_eval_prints_three_pipelines_side_by_side(repo: Repo, files) -> None:
+    element_id, _ = repo.canonical(SOP)
+    _publish(repo)
+    dataset = files("golden.jsonl", json.dumps({"query": QUERY, "relevant": {element_id: 3}}))
+    out = repo.cli.ok("eval", "--dataset", dataset, "--repo", repo.key, "--k", "5", as_=repo.agent)
+    assert out["pipelines"]["full"]["ndcg"] == 1.0
+    table = repo.cli("eval", "--dataset", dataset, "--repo", repo.key, as_=repo.agent)
+    assert table.exit_code == 0
+    for name in ("keyword", "full", "full_expanded", "nDCG@10", "dup rate"):
+        assert name in table.stdout
+
+
+def test_bad_context_input_is_one_clear_line(repo: Repo) -> None:
+    result = repo.cli("context", QUERY, "--repo", repo.key, "--selector", "latest", as_=repo.agent)
+    assert result.exit_code == 2
+    assert "unknown selector 'latest'" in result.stderr
+    result = repo.cli("context", "--repo", repo.key, as_=repo.agent)
+    assert result.exit_code == 2
+    assert "empty query" in result.stderr

@@ -1,0 +1,146 @@
+"""Ranking, duplicate collapse, evaluation metrics and stored-context checks (all pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from projection.contexts import differences, verify
+from projection.dedup import collapse, duplicate_rate, shingles
+from projection.eval_metrics import (
+    mean_metrics,
+    ndcg_at_k,
+    parse_dataset,
+    precision_at_k,
+    recall_at_k,
+    reciprocal_rank,
+)
+from projection.ranking import WHY_KEYWORD, WHY_RELATIONSHIP, Candidate, RankingWeights, score
+from projection.selection import is_superseded, valid_at
+
+NOW = 1_800_000_000.0
+
+
+def _c(vid: str, chunk: float, kind: str = "CANONICAL", **kw: object) -> Candidate:
+    return Candidate(
+        vid,
+        "el_" + vid,
+        "t/o/r",
+        kind,
+        NOW,
+        WHY_KEYWORD,
+        chunk_score=chunk,
+        version_score=chunk,
+        **kw,
+    )
+
+
+def test_canonical_outranks_evidence_that_matches_about_as_well() -> None:
+    ranked = score([_c("ev", 10.0, "INGESTED_EVIDENCE"), _c("can", 8.0)], RankingWeights(), NOW)
+    assert [s.candidate.version_id for s in ranked] == ["can", "ev"]
+
+
+def test_superseded_and_retired_content_is_demoted() -> None:
+    ranked = score(
+        [_c("old", 10.0, superseded=True), _c("gone", 10.0, retired=True), _c("new", 9.0)],
+        RankingWeights(),
+        NOW,
+    )
+    assert ranked[0].candidate.version_id == "new"
+
+
+def test_the_breakdown_sums_to_the_score() -> None:
+    for s in score([_c("a", 3.0), _c("b", 1.0, "INGESTED_EVIDENCE")], RankingWeights(), NOW):
+        assert abs(sum(t["contribution"] for t in s.breakdown.values()) - s.score) < 1e-6
+
+
+def test_an_expanded_candidate_inherits_a_decayed_relevance_from_its_seed() -> None:
+    seed = _c("seed", 10.0)
+    near = Candidate(
+        "near",
+        "el_near",
+        "t/o/r",
+        "CANONICAL",
+        NOW,
+        WHY_RELATIONSHIP,
+        hops=1,
+        seed_element_id="el_seed",
+    )
+    by_id = {s.candidate.version_id: s for s in score([seed, near], RankingWeights(), NOW)}
+    assert by_id["near"].breakdown["relevance"]["value"] == pytest.approx(0.5)
+    assert by_id["near"].breakdown["graph_distance"]["contribution"] == pytest.approx(-0.15)
+
+
+def test_weights_come_from_config_and_reject_nonsense() -> None:
+    assert RankingWeights.from_mapping({"trust": 1}).trust == 1.0
+    for bad in ({"trust": -1}, {"nope": 1}, {"trust": "x"}, {"chunk_share": 2}):
+        with pytest.raises(ValueError):  # noqa: PT011
+            RankingWeights.from_mapping(bad)
+
+
+def test_a_mirror_is_collapsed_into_the_better_item_and_look_alikes_kept() -> None:
+    section = " ".join(f"word{i}" for i in range(40))
+    items = ["orig", "mirror", "other"]
+    texts = {
+        "orig": "intro text " + section,
+        "mirror": section,
+        "other": "entirely different words here",
+    }
+    kept, collapsed = collapse(items, texts.__getitem__, lambda i: shingles(texts[i]))
+    assert [k.item for k in kept] == ["orig", "other"]
+    assert [(c.item, c.duplicate_of) for c in collapsed] == [("mirror", "orig")]
+    assert duplicate_rate([texts[i] for i in items], [texts[i] for i in items]) == pytest.approx(
+        1 / 3
+    )
+
+
+def test_metrics_on_a_small_ranking() -> None:
+    relevant = {"a": 3, "b": 1, "c": 2}
+    keys = ["x", "a", "a", "c"]
+    assert precision_at_k(keys, relevant, 4) == 0.5
+    assert recall_at_k(keys, relevant, 4) == pytest.approx(2 / 3)
+    assert reciprocal_rank(keys, relevant, 4) == 0.5
+    assert ndcg_at_k(["a", "c", "b"], relevant, 3) == pytest.approx(1.0)
+    assert 0 < ndcg_at_k(keys, relevant, 4) < 1
+    assert mean_metrics([])["ndcg"] == 0.0
+
+
+def test_datasets_are_parsed_with_line_numbers_in_errors() -> None:
+    (q,) = parse_dataset(['{"query": "q", "relevant": {"a": 2}}', ""])
+    assert q.relevant == {"a": 2}
+    for bad in ('{"query": ""}', "not json", '{"query": "q", "relevant": {"a": true}}'):
+        with pytest.raises(ValueError, match="line 1"):
+            parse_dataset([bad])
+
+
+def test_validity_windows_and_superseded_markers() -> None:
+    window = {"effective_from": "2025-01-01", "effective_to": "2025-06-01T00:00:00Z"}
+    assert valid_at(window, 1_740_000_000)  # 2025-02-19
+    assert not valid_at(window, 1_748_736_000)  # 2025-06-01: the end is exclusive
+    assert valid_at({"effective_from": "garbage"}, 0)
+    assert is_superseded({"status": "Superseded"})
+    assert is_superseded({"superseded_by": ["x"]})
+    assert not is_superseded({"status": "active"})
+
+
+def test_verdicts_and_differences_of_stored_items() -> None:
+    cite = {
+        "version_id": "v1",
+        "element_id": "e1",
+        "repository_id": "r",
+        "excerpt": {"chunk_key": "k", "start": 0, "end": 10},
+    }
+    items = [
+        {
+            "version_id": "v1",
+            "element_id": "e1",
+            "repository_id": "r",
+            "citations": [cite],
+            "content": "x",
+        }
+    ]
+    assert [r["reason"] for r in verify(items, [cite, {**cite, "repository_id": "s"}])] == [
+        "in_context",
+        "mismatched_ids",
+    ]
+    after = [{**items[0], "version_id": "v2"}, {**items[0], "element_id": "e2"}]
+    assert [d["change"] for d in differences(items, after)] == ["version_changed", "added"]
