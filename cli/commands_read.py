@@ -1,6 +1,7 @@
 """Reading: context for agents, citation checks, replays and the retrieval-quality harness.
 
-Ranking weights come from the ``ranking`` object of ``HOME/config.json`` (see the README).
+Ranking weights come from the ``ranking`` object of ``HOME/config.json`` (see the README),
+applied by the composition root.
 """
 
 from __future__ import annotations
@@ -41,10 +42,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _service(s: CliState) -> Any:
-    """The service with the config file's ranking weights applied."""
-    service = s.service
-    service.configure_ranking(s.load_config().get("ranking"))
-    return service
+    """The service (build_app applied the config file's ranking weights)."""
+    return s.service
 
 
 def _scope(text: str) -> dict[str, str]:

@@ -6,9 +6,11 @@ at import time.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
+from domain.errors import InvalidArgument
 from projection.whoosh_index import WhooshKeywordIndex
 from service.app import MemoryService
 from service.authz import Authorizer
@@ -57,4 +59,17 @@ def build_app(settings: Settings, *, migrate: bool = False) -> App:
         return SqlAlchemyUnitOfWork(engine, readonly=readonly, on_commit=indexer.catch_up)
 
     service = MemoryService(uow_factory, Authorizer(), Clock(), indexer)
+    service.configure_ranking(_config_file(settings).get("ranking"))
     return App(settings, engine, service)
+
+
+def _config_file(settings: Settings) -> dict[str, Any]:
+    """``HOME/config.json`` (local defaults such as the ranking weights), if present."""
+    path = settings.home / "config.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InvalidArgument(f"{path} is not valid JSON: {exc}") from None
+    return data if isinstance(data, dict) else {}
