@@ -8,8 +8,10 @@ each term a value in [0, 1] (hops for graph distance) times a configurable weigh
   its best value among the candidates, mixed by ``chunk_share``. A version named in the request
   is fully relevant; one reached over a relationship inherits ``expansion_decay ** hops`` of its
   seed's relevance unless it matched better on its own.
-- *trust* is 1 for canonical content and 0 for ingested evidence, so canonical content that
-  matches about as well ranks first.
+- *trust* is the relevance again for canonical content and 0 for ingested evidence: canonical
+  content scores ``relevance * (1 + trust weight)``, so with the default weight it outranks any
+  evidence it matches at least half as well as, while a canonical page that merely shares a
+  common word with the query does not jump over evidence that answers it.
 - *recency* halves every ``recency_half_life_days`` of age at the read's instant.
 - *superseded*, *retired*, *graph distance* and *duplicate* (similarity to a better item that
   stayed below the collapse threshold) demote.
@@ -35,7 +37,9 @@ class RankingWeights:
 
     relevance: float = 1.0
     chunk_share: float = 0.7
-    trust: float = 0.35
+    # Canonical content scores relevance * (1 + trust): with 1.1 it outranks evidence it matches
+    # at least ~half as well (product.md §4 trust ranking).
+    trust: float = 1.1
     recency: float = 0.05
     recency_half_life_days: float = 365.0
     graph_distance: float = 0.15
@@ -155,7 +159,9 @@ def score(candidates: Sequence[Candidate], weights: RankingWeights, now: float) 
         age_days = max(0.0, now - c.recorded_at) / _DAY
         breakdown = {
             "relevance": _term(relevant[c.version_id], weights.relevance),
-            "trust": _term(1.0 if c.source_kind == CANONICAL else 0.0, weights.trust),
+            "trust": _term(
+                relevant[c.version_id] if c.source_kind == CANONICAL else 0.0, weights.trust
+            ),
             "recency": _term(0.5 ** (age_days / weights.recency_half_life_days), weights.recency),
             "graph_distance": _term(float(c.hops), -weights.graph_distance),
             "superseded": _term(1.0 if c.superseded else 0.0, -weights.superseded),

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 from whoosh import collectors, fields, index
 from whoosh.analysis.analyzers import StemmingAnalyzer
-from whoosh.query.compound import AndMaybe, Or
+from whoosh.query.compound import Or
 from whoosh.query.qcore import Query
 from whoosh.query.ranges import NumericRange
 from whoosh.query.terms import Term
@@ -339,21 +339,19 @@ def _ranked(
     limit: int,
     per_version: int | None,
 ) -> list[tuple[Any, float]]:
-    """Search the admitted documents for the words, common words only where rarer ones match.
+    """Search the admitted documents for every word of the query (plain BM25 over all words).
 
-    As Lucene's CommonTermsQuery: a word in more than ``COMMON_TERM_FRACTION`` of the documents
-    only adds to the score of documents matching a rarer word of the query; if that finds fewer
-    than ``limit``, all words are searched alike.
+    A CommonTermsQuery-style shortcut (common words scoring only where a rarer word matched) was
+    tried and dropped: with small limits it returned documents matching one rare word ahead of
+    the documents that answer the question (the best chunk for "how do I run phase 0/1/2
+    tests?" fell out of the top 12).
     """
     if not admitted:  # Whoosh would take an empty allow set for "no filter"
         return []
     rare, common = _split_terms(searcher, terms, weights)
-    results: list[tuple[Any, float]] = []
-    if rare and common:
-        results = _run(searcher, AndMaybe(Or(rare), Or(common)), limit, admitted, per_version)
-    if len(results) < limit and (rare or common):
-        results = _run(searcher, Or(rare + common), limit, admitted, per_version)
-    return results
+    if not (rare or common):
+        return []
+    return _run(searcher, Or(rare + common), limit, admitted, per_version)
 
 
 def _fill(

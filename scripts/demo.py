@@ -14,6 +14,7 @@ import json
 import os
 import secrets
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,7 @@ PUBLISHER = "user:paul"
 AUDITOR = "user:audrey"
 AGENT = "agent:coder-1"
 OTHER_AGENT = "agent:docs-bot"
+INGESTOR = "service:backlog-mirror"
 
 SOP_V1 = """# Testing SOP
 
@@ -171,10 +173,37 @@ def story(home: str, repo: str, files: Path) -> None:
         raise DemoFailed(f"as of {published_at} the published baseline should be {first}")
     ameide("published", "--repo", repo, as_=AUDITOR)
 
+    read_side(repo, files)
+
     say("Everything that happened to the SOP, and the audit chain.")
     ameide("history", "--repo", repo, "--element", element, as_=AUDITOR)
     ameide("audit", "verify", "--repo", repo, as_=AUDITOR)
     say(f"Done: the governed loop ran end to end in {repo}.")
+
+
+def read_side(repo: str, files: Path) -> None:
+    """Mirror the sample backlog in as evidence, then read context as an agent."""
+    backlog = Path(__file__).resolve().parents[1] / "examples" / "backlog"
+    if not backlog.is_dir():
+        say(f"(no sample backlog at {backlog}: skipping ingest and the context read)")
+        return
+    source = files / "backlog"
+    shutil.copytree(backlog, source)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
+           "GIT_COMMITTER_NAME": "demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid"}  # fmt: skip
+    for cmd in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "backlog"]):
+        subprocess.run(["git", "-C", str(source), *cmd], check=True, env=env)
+    say("An ingestor mirrors the sample engineering backlog in as evidence (git → elements).")
+    ameide("grant", INGESTOR, "ingestor", "--repo", repo, as_=ADMIN)
+    ameide("ingest", "backlog", str(source), "--repo", repo, as_=INGESTOR)
+    say("An agent asks how to run the tests: published truth first, evidence below, cited.")
+    question = "how do I run phase 0/1/2 tests?"
+    ameide("context", question, "--repo", repo, "--max-items", "4", "--detail", "titles",
+           as_=AGENT)  # fmt: skip
+    answer = query("context", question, "--repo", repo, "--max-items", "4", as_=AGENT)
+    first = answer["items"][0]
+    if first["source_kind"] != "CANONICAL" or first["title"] != "Testing SOP":
+        raise DemoFailed(f"the published SOP should come first, got {first['title']!r}")
 
 
 def open_proposal(repo: str, proposer: str) -> str:

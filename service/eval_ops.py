@@ -108,7 +108,9 @@ class EvalOps(ReadPipeline):
             rows = uow.store.version_rows([i["version_id"] for i in items])
         bodies = [rows[i["version_id"]]["body"] for i in items]
         return RunResult(
-            keys=tuple(_key(q, i["element_id"], i["provenance"]["path"]) for i in items),
+            keys=tuple(
+                _key(q, i["element_id"], i["provenance"]["path"], i["title"]) for i in items
+            ),
             duplicate_rate=duplicate_rate([i["content"] for i in items], bodies),
             context_chars=sum(len(i["content"]) for i in items),
         )
@@ -122,12 +124,18 @@ class EvalOps(ReadPipeline):
             rows = uow.store.version_rows([h.version_id for h in hits])
         shown = [rows[h.version_id]["body"][h.start : h.end] for h in hits]
         return RunResult(
-            keys=tuple(_key(q, h.element_id, rows[h.version_id]["path"]) for h in hits),
+            keys=tuple(
+                _key(q, h.element_id, rows[h.version_id]["path"], rows[h.version_id]["title"])
+                for h in hits
+            ),
             duplicate_rate=duplicate_rate(shown, [rows[h.version_id]["body"] for h in hits]),
             context_chars=sum(len(text) for text in shown),
         )
 
 
-def _key(q: GoldenQuery, element_id: str, path: str | None) -> str:
-    """The dataset key of a result: its element id if graded so, else its path."""
-    return element_id if element_id in q.relevant or not path else path
+def _key(q: GoldenQuery, element_id: str, path: str | None, title: str) -> str:
+    """The dataset key of a result: its element id if graded so, else the path of evidence, else
+    ``title:<title>`` (canonical content has no path; ids are not known before it exists)."""
+    if element_id in q.relevant:
+        return element_id
+    return path if path else f"title:{title}"
