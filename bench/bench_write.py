@@ -57,8 +57,14 @@ def governed_writes(app: App, repo: str, threads: int, per_thread: int) -> float
         element_id, head = elements[idx]
         barrier.wait()
         for n in range(per_thread):
-            p = svc.propose(AGENT, repo, element_id=element_id, target_version_id=head,
-                            body=f"{BODY}\n\nrevision {n}\n", summary=f"revision {n}")
+            p = svc.propose(
+                AGENT,
+                repo,
+                element_id=element_id,
+                target_version_id=head,
+                body=f"{BODY}\n\nrevision {n}\n",
+                summary=f"revision {n}",
+            )
             head = svc.accept(CURATOR, p["proposal_id"])["result_version_id"]
 
     started = time.perf_counter()
@@ -81,14 +87,24 @@ def seed_versions(app: App, repo: str, total: int, per_element: int) -> list[dat
     instants: list[datetime] = []
     with svc._uow() as uow:
         for e in range(total // per_element):
-            el = Element.new(repo, kind="DOCUMENT", type_key="ameide:doc",
-                             source_kind=SourceKind.CANONICAL,
-                             classification=Classification.INTERNAL, at=svc.clock.now(),
-                             by=CURATOR.principal_id)
+            el = Element.new(
+                repo,
+                kind="DOCUMENT",
+                type_key="ameide:doc",
+                source_kind=SourceKind.CANONICAL,
+                classification=Classification.INTERNAL,
+                at=svc.clock.now(),
+                by=CURATOR.principal_id,
+            )
             uow.store.insert_element(el)
             for n in range(per_element):
-                v = el.next_version(title=f"Doc {e}", body=f"{BODY}\n{n}\n", metadata={},
-                                    at=svc.clock.now(), provenance=prov)
+                v = el.next_version(
+                    title=f"Doc {e}",
+                    body=f"{BODY}\n{n}\n",
+                    metadata={},
+                    at=svc.clock.now(),
+                    provenance=prov,
+                )
                 uow.store.move_head(el.element_id, el.head_version_id, v)
                 uow.store.insert_version(v)
                 el.head_version_id, el.head_seq = v.version_id, v.seq
@@ -101,9 +117,16 @@ def as_of_cost(app: App, repo: str, versions: int, samples: int) -> tuple[float,
     """p50 / p95 milliseconds of resolving an element's head as of a random past instant."""
     instants = seed_versions(app, repo, versions, per_element=100)
     with app.service._uow(readonly=True) as uow:
-        ids = [r.element_id for r in uow.store.conn.execute(sa.text(
-            "select element_id from elements where repo_key = :r and type_key = 'ameide:doc'"),
-            {"r": repo})]
+        ids = [
+            r.element_id
+            for r in uow.store.conn.execute(
+                sa.text(
+                    "select element_id from elements"
+                    " where repo_key = :r and type_key = 'ameide:doc'"
+                ),
+                {"r": repo},
+            )
+        ]
     rng = random.Random(7)
     timings = []
     for _ in range(samples):
@@ -119,8 +142,9 @@ def as_of_cost(app: App, repo: str, versions: int, samples: int) -> tuple[float,
 
 def _pg_database() -> tuple[str, Callable[[], None]] | None:
     try:
-        admin = sa.create_engine(PG_ADMIN, isolation_level="AUTOCOMMIT",
-                                 connect_args={"connect_timeout": 3})
+        admin = sa.create_engine(
+            PG_ADMIN, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 3}
+        )
         name = f"ameide_bench_{secrets.token_hex(4)}"
         with admin.connect() as c:
             c.execute(sa.text(f'CREATE DATABASE "{name}"'))
@@ -129,8 +153,12 @@ def _pg_database() -> tuple[str, Callable[[], None]] | None:
 
     def drop() -> None:
         with admin.connect() as c:
-            c.execute(sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                              "WHERE datname = :n"), {"n": name})
+            c.execute(
+                sa.text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"
+                ),
+                {"n": name},
+            )
             c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
         admin.dispose()
 
@@ -144,7 +172,8 @@ def run(quick: bool) -> list[tuple[str, str, str]]:
     rows: list[tuple[str, str, str]] = []
     with tempfile.TemporaryDirectory() as tmp:
         backends: list[tuple[str, Settings, Callable[[], None] | None]] = [
-            ("sqlite", Settings(home=Path(tmp) / "home"), None)]
+            ("sqlite", Settings(home=Path(tmp) / "home"), None)
+        ]
         pg = _pg_database()
         if pg is None:
             rows.append(("postgresql", "all", "skipped: server unreachable"))
@@ -156,12 +185,22 @@ def run(quick: bool) -> list[tuple[str, str, str]]:
                 _setup(app, "bench/eng/writes")
                 for threads in (1, 4):
                     rate = governed_writes(app, "bench/eng/writes", threads, per_thread)
-                    rows.append((name, f"governed writes/s (propose+accept), {threads} thread(s)",
-                                 f"{rate:,.1f}"))
+                    rows.append(
+                        (
+                            name,
+                            f"governed writes/s (propose+accept), {threads} thread(s)",
+                            f"{rate:,.1f}",
+                        )
+                    )
                 _setup(app, "bench/eng/asof")
                 p50, p95 = as_of_cost(app, "bench/eng/asof", versions, samples)
-                rows.append((name, f"as_of head resolution, {versions:,} versions: p50 / p95",
-                             f"{p50:.2f} ms / {p95:.2f} ms"))
+                rows.append(
+                    (
+                        name,
+                        f"as_of head resolution, {versions:,} versions: p50 / p95",
+                        f"{p50:.2f} ms / {p95:.2f} ms",
+                    )
+                )
             finally:
                 app.close()
                 if drop:
@@ -177,8 +216,9 @@ def main() -> None:
     rows = run(args.quick)
     widths = [max(len(r[i]) for r in [("backend", "measure", "result"), *rows]) for i in range(3)]
     line = "  ".join("-" * w for w in widths)
-    print("  ".join(h.ljust(w) for h, w in zip(("backend", "measure", "result"), widths,
-                                                strict=True)))
+    print(
+        "  ".join(h.ljust(w) for h, w in zip(("backend", "measure", "result"), widths, strict=True))
+    )
     print(line)
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))

@@ -19,8 +19,13 @@ from cli import (
     commands_admin,
     commands_audit,
     commands_elements,
+    commands_index,
+    commands_ingest,
+    commands_mcp,
     commands_proposals,
     commands_publish,
+    commands_read,
+    commands_serve,
     output,
 )
 from cli.errors import EXIT_CODES, EXIT_INTERNAL, EXIT_OK, USAGE_ERROR_CODE, exit_code_for
@@ -173,6 +178,11 @@ commands_elements.register(app)
 commands_proposals.register(app)
 commands_publish.register(app)
 commands_audit.register(app)
+commands_read.register(app)
+commands_ingest.register(app)
+commands_index.register(app)
+commands_mcp.register(app)
+commands_serve.register(app)
 
 
 def run() -> None:

@@ -1,2 +1,3 @@
-"""MCP adapter (official ``mcp`` SDK 2.x): ``memory.get_context``, ``memory.propose``, … over stdio
-and Streamable HTTP, each tool a thin call into ``service``. Filled by the surfaces issue."""
+"""MCP adapter (official ``mcp`` SDK 2.x, the only package importing ``mcp``): the
+``memory.*`` tools and element-version resources (``server``, ``tools``), served over stdio
+(``stdio``, ``ameide mcp``) and Streamable HTTP (``http``). See docs/mcp.md."""

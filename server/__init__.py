@@ -1,1 +1,1 @@
-"""Network adapters: REST (FastAPI) and gRPC servers over the one service layer, and `ameide serve`."""
+"""Network adapters: REST (FastAPI) and gRPC over the one service layer, and `ameide serve`."""

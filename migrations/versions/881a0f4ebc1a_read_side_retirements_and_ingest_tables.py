@@ -12,7 +12,6 @@ from alembic import op
 
 import storage.schema
 
-
 revision: str = "881a0f4ebc1a"
 down_revision: str | None = "746b071f6ee2"
 branch_labels: str | Sequence[str] | None = None

@@ -1,0 +1,190 @@
+"""MCP over Streamable HTTP: ``create_http_app(…)`` → an ASGI app serving ``/mcp``.
+
+In front of the SDK's transport sits ``McpGuard``:
+
+1. a browser ``Origin`` header must be a loopback origin or one listed in
+   ``AMEIDE_MCP_ALLOWED_ORIGINS`` (403 otherwise), so a web page cannot drive the tools;
+2. ``Authorization: Bearer amt_…`` → ``MemoryService.authenticate`` → the principal
+   (401 with ``WWW-Authenticate: Bearer`` when missing or invalid). Without authentication the
+   app acts as the configured local principal, and is only built for a loopback host.
+
+The transport is stateless with JSON responses: every POST carries its own token, so any
+server process sharing the database can answer any request. ``X-Ameide-On-Behalf-Of``,
+``X-Ameide-Purpose`` and ``X-Ameide-Roles`` narrow the caller as on the REST API.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import anyio
+from mcp.server import ServerRequestContext
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.types import Receive, Scope, Send
+
+from domain.errors import PermissionDenied, Unauthenticated
+from mcp_adapter.server import MemoryMcp, Observe
+from mcp_adapter.settings import McpSettings
+from service.app import MemoryService
+from service.authz import Caller
+from service.settings import Settings
+
+TOOL_ID = "ameide-mcp"
+PRINCIPAL_KEY = "ameide.principal"
+LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+
+
+class InsecureBind(ValueError):
+    """Serving without authentication on an address other machines can reach."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def origin_allowed(origin: str, allowed: list[str]) -> bool:
+    """Exact match, or ``scheme://host:*`` matching that host on any (or no) port."""
+    for pattern in allowed:
+        if origin == pattern:
+            return True
+        if pattern.endswith(":*"):
+            base = pattern[:-2]
+            port = origin[len(base) + 1 :] if origin.startswith(base + ":") else None
+            if origin == base or (port is not None and port.isdigit()):
+                return True
+    return False
+
+
+class McpGuard:
+    """Origin check and bearer authentication in front of the MCP transport (pure ASGI)."""
+
+    def __init__(
+        self,
+        app: Starlette,
+        service: MemoryService,
+        *,
+        require_auth: bool,
+        local_principal: str | None,
+        allowed_origins: list[str],
+    ) -> None:
+        self.app = app
+        self.service = service
+        self.require_auth = require_auth
+        self.local_principal = local_principal
+        self.allowed_origins = allowed_origins
+
+    def lifespan(self) -> AbstractAsyncContextManager[Any]:
+        """The transport's lifespan (it runs the session manager), for a host that routes
+        requests here without passing lifespan events (``ameide serve``)."""
+        return self.app.router.lifespan_context(self.app)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # lifespan: the session manager starts and stops
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if origin and not origin_allowed(origin, self.allowed_origins):
+            denied = PermissionDenied(
+                f"origin {origin} may not use this MCP server; list it in "
+                "AMEIDE_MCP_ALLOWED_ORIGINS"
+            )
+            await _refuse(send, 403, denied.to_dict())
+            return
+        try:
+            scope[PRINCIPAL_KEY] = await self._principal(headers)
+        except Unauthenticated as exc:
+            await _refuse(send, 401, exc.to_dict())
+            return
+        await self.app(scope, receive, send)
+
+    async def _principal(self, headers: Headers) -> str:
+        authorization = headers.get("authorization", "")
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() == "bearer" and token.strip():
+            principal: str = await anyio.to_thread.run_sync(
+                self.service.authenticate, token.strip()
+            )
+            return principal
+        if authorization or self.require_auth or not self.local_principal:
+            raise Unauthenticated(
+                "missing bearer token: send 'Authorization: Bearer amt_…' "
+                "(create one with `ameide token create PRINCIPAL`)"
+            )
+        return self.local_principal
+
+
+async def _refuse(send: Send, status: int, error: dict[str, Any]) -> None:
+    body = json.dumps({"error": error}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def http_caller(ctx: ServerRequestContext[Any]) -> Caller:
+    """The caller of an HTTP request: the guard's principal, narrowed by the headers."""
+    request = ctx.request
+    principal = request.scope.get(PRINCIPAL_KEY) if request is not None else None
+    if request is None or principal is None:
+        raise Unauthenticated("this request was not authenticated")
+    headers = request.headers
+    roles = headers.get("x-ameide-roles", "")
+    return Caller(
+        principal,
+        on_behalf_of=headers.get("x-ameide-on-behalf-of") or None,
+        roles=tuple(r.strip() for r in roles.split(",") if r.strip()),
+        purpose=headers.get("x-ameide-purpose") or None,
+        tool_id=TOOL_ID,
+    )
+
+
+def create_http_app(
+    service: MemoryService,
+    *,
+    settings: Settings,
+    mcp_settings: McpSettings | None = None,
+    require_auth: bool = True,
+    host: str = "127.0.0.1",
+    observe: Observe | None = None,
+) -> McpGuard:
+    """The Streamable HTTP app; refuses to exist without authentication on a non-loopback host."""
+    if not require_auth and not is_loopback(host):
+        raise InsecureBind(
+            f"refusing to serve MCP on {host} without authentication: bind to 127.0.0.1 "
+            "or require bearer tokens"
+        )
+    cfg = mcp_settings or McpSettings()
+    origins = LOOPBACK_ORIGINS + cfg.allowed_origins
+    mcp = MemoryMcp(service, http_caller, tool_names=cfg.tool_names, observe=observe)
+    app = mcp.server().streamable_http_app(
+        streamable_http_path=cfg.path,
+        stateless_http=True,
+        json_response=True,
+        host=host,
+        transport_security=TransportSecuritySettings(
+            enable_dns_rebinding_protection=is_loopback(host) or bool(cfg.allowed_hosts),
+            allowed_hosts=LOOPBACK_HOSTS + cfg.allowed_hosts,
+            allowed_origins=origins,
+        ),
+    )
+    return McpGuard(
+        app,
+        service,
+        require_auth=require_auth,
+        local_principal=settings.principal,
+        allowed_origins=origins,
+    )

@@ -1,0 +1,236 @@
+"""The MCP server: the tools of ``mcp_adapter.tools`` and element versions as resources.
+
+Built on the SDK's low-level ``Server`` so this adapter owns the two things agents depend on:
+argument errors come back as one actionable line (not a validation dump), and every result
+carries ``structuredContent`` plus the same JSON as text. The synchronous service runs in a
+worker thread (``anyio.to_thread``) so the event loop keeps serving.
+
+Resources: ``ameide://{tenant}/{org}/{repo}/{element_id}@{version_id}`` is one element version,
+read as its markdown body. The repository id ``tenant/org/repo`` keeps its two slashes, so a
+URI is built by plain concatenation and parsed back unambiguously (ids never hold ``/`` or ``@``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CallToolResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    ResourceTemplate,
+    TextContent,
+    TextResourceContents,
+    Tool,
+)
+from pydantic import ValidationError
+
+from domain.errors import AmeideError, NotFound
+from mcp_adapter import errors
+from mcp_adapter.tools import TOOLS, ToolSpec
+from service.app import MemoryService
+from service.authz import Caller
+
+SERVER_NAME = "ameide-memory"
+INSTRUCTIONS = (
+    "Governed team memory. Read with memory.get_context (or memory.search for titles), cite "
+    "items by version_id, check your citations with memory.verify_citations, and suggest "
+    "changes with memory.propose (a curator reviews them)."
+)
+RESOURCE_TEMPLATE = "ameide://{tenant}/{org}/{repo}/{element_id}@{version_id}"
+RESOURCE_NOT_FOUND = -32002
+_URI = re.compile(r"^ameide://([^/@]+)/([^/@]+)/([^/@]+)/([^/@]+)@([^/@]+)$")
+
+CallerOf = Callable[[ServerRequestContext[Any]], Caller]
+"""How a transport names the caller of a request (stdio: the local principal; HTTP: the token)."""
+Observe = Callable[[str, str, str, float], None]
+"""``(surface, operation, status, seconds)`` → metrics; ``ameide serve`` passes its own."""
+
+access_log = logging.getLogger("ameide.access")
+log = logging.getLogger("ameide.mcp")
+
+
+def resource_uri(repository_id: str, element_id: str, version_id: str) -> str:
+    """The URI of an element version (``repository_id`` is ``tenant/org/repo``)."""
+    return f"ameide://{repository_id}/{element_id}@{version_id}"
+
+
+def parse_resource_uri(uri: str) -> tuple[str, str, str]:
+    """``(repository_id, element_id, version_id)`` of an ``ameide://`` URI."""
+    m = _URI.match(uri)
+    if m is None:
+        raise MCPError(
+            INVALID_PARAMS, f"malformed resource URI {uri!r}; expected {RESOURCE_TEMPLATE}"
+        )
+    tenant, org, repo, element_id, version_id = m.groups()
+    return f"{tenant}/{org}/{repo}", element_id, version_id
+
+
+class MemoryMcp:
+    """The handlers behind one MCP ``Server`` (one per transport)."""
+
+    def __init__(
+        self,
+        service: MemoryService,
+        caller_of: CallerOf,
+        *,
+        tool_names: str = "dotted",
+        surface: str = "mcp",
+        observe: Observe | None = None,
+    ) -> None:
+        self.service = service
+        self.caller_of = caller_of
+        self.style = tool_names
+        self.surface = surface
+        self.observe = observe
+        self.tools: dict[str, ToolSpec] = {}
+        for spec in TOOLS:  # both spellings are accepted; only the configured one is listed
+            self.tools[spec.name] = spec
+            self.tools[spec.published_name("underscore")] = spec
+        self.listed = [
+            Tool(
+                name=spec.published_name(tool_names),
+                title=spec.title,
+                description=spec.description,
+                input_schema=spec.input.model_json_schema(),
+                output_schema=spec.output.model_json_schema(),
+                annotations=spec.annotations,
+            )
+            for spec in TOOLS
+        ]
+
+    def server(self) -> Server[Any]:
+        """A low-level SDK server wired to these handlers."""
+        return Server(
+            SERVER_NAME,
+            version="1",
+            instructions=INSTRUCTIONS,
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_list_resources=self.list_resources,
+            on_list_resource_templates=self.list_resource_templates,
+            on_read_resource=self.read_resource,
+        )
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        """Every tool with its description, schemas and hints."""
+        return ListToolsResult(tools=self.listed)
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult:
+        """Validate the arguments, call the service once, map the outcome."""
+        spec = self.tools.get(params.name)
+        if spec is None:
+            raise MCPError(INVALID_PARAMS, f"unknown tool {params.name!r}; see tools/list")
+        name = spec.published_name(self.style)
+        trace_id = uuid.uuid4().hex
+        start = time.perf_counter()
+        principal: str | None = None
+        try:
+            args = spec.input.model_validate(params.arguments or {})
+            caller = self.caller_of(ctx)
+            principal = caller.principal_id
+            result = await anyio.to_thread.run_sync(spec.run, self.service, caller, args)
+            outcome = _success(result)
+            status = "ok"
+        except ValidationError as exc:
+            outcome, status = errors.from_validation_error(name, exc), "INVALID_ARGUMENT"
+        except AmeideError as exc:
+            outcome, status = errors.from_service_error(exc), exc.code
+        except Exception:
+            log.exception("tool %s failed (trace %s)", name, trace_id)
+            outcome, status = errors.internal_error(name, trace_id), "INTERNAL"
+        self._record(name, status, principal, trace_id, time.perf_counter() - start)
+        return outcome
+
+    def _record(
+        self, tool: str, status: str, principal: str | None, trace_id: str, seconds: float
+    ) -> None:
+        if self.observe is not None:
+            self.observe(self.surface, tool, status, seconds)
+        access_log.info(
+            json.dumps(
+                {
+                    "surface": self.surface,
+                    "trace_id": trace_id,
+                    "principal": principal,
+                    "operation": tool,
+                    "status": status,
+                    "latency_ms": round(seconds * 1000, 3),
+                }
+            )
+        )
+
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        """No enumeration: versions are addressed through the template, ids come from tools."""
+        return ListResourcesResult(resources=[])
+
+    async def list_resource_templates(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListResourceTemplatesResult:
+        """The one template: an element version."""
+        return ListResourceTemplatesResult(
+            resource_templates=[
+                ResourceTemplate(
+                    name="element-version",
+                    title="Element version",
+                    uri_template=RESOURCE_TEMPLATE,
+                    description="One immutable element version as markdown. repository is "
+                    "TENANT/ORG/REPO; ids come from memory.get_context items.",
+                    mime_type="text/markdown",
+                )
+            ]
+        )
+
+    async def read_resource(
+        self, ctx: ServerRequestContext[Any], params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
+        """The body of an element version the caller may read (else resource-not-found)."""
+        uri = str(params.uri)
+        repository_id, element_id, version_id = parse_resource_uri(uri)
+        try:
+            caller = self.caller_of(ctx)
+            found = await anyio.to_thread.run_sync(
+                lambda: self.service.get_element(caller, element_id, version_id)
+            )
+            if found["element"]["repository_id"] != repository_id:
+                raise NotFound(f"version {version_id} not found in {repository_id}")
+        except AmeideError as exc:
+            code = RESOURCE_NOT_FOUND if isinstance(exc, NotFound) else INVALID_PARAMS
+            raise MCPError(code, f"{exc.code}: {exc.message}", {"uri": uri}) from None
+        version = found["version"]
+        meta = {k: version[k] for k in ("element_id", "version_id", "title", "content_sha256")}
+        return ReadResourceResult(
+            contents=[
+                TextResourceContents(
+                    uri=uri, text=version["body"], mime_type="text/markdown", _meta=meta
+                )
+            ]
+        )
+
+
+def _success(result: Any) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+        structured_content=result,
+    )

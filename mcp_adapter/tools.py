@@ -1,0 +1,242 @@
+"""The MCP tools: name, description, input and output schema, hints, and the one service call.
+
+Each ``run`` turns the validated arguments into one ``MemoryService`` call; nothing here decides
+what an agent may see or do (the service does, for every surface alike).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from mcp_types import ToolAnnotations
+from pydantic import BaseModel
+
+from domain.errors import InvalidArgument
+from mcp_adapter import inputs, outputs
+from service.app import MemoryService
+from service.authz import Caller
+
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+PROPOSE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+
+Run = Callable[[MemoryService, Caller, Any], Any]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool as published in ``tools/list`` and run by ``tools/call``."""
+
+    name: str
+    title: str
+    description: str
+    input: type[BaseModel]
+    output: type[BaseModel]
+    annotations: ToolAnnotations
+    run: Run
+
+    def published_name(self, style: str) -> str:
+        """``memory.get_context``, or ``memory_get_context`` for clients that reject dots."""
+        return self.name.replace(".", "_") if style == "underscore" else self.name
+
+
+def scope_of(repository: str) -> dict[str, Any]:
+    """``TENANT/ORG/REPO`` or ``TENANT/ORG`` → the scope block of a read request."""
+    parts = repository.strip().split("/")
+    if len(parts) not in (2, 3) or not all(parts):
+        raise InvalidArgument(
+            f"repository {repository!r} must be TENANT/ORG/REPO or TENANT/ORG", field="repository"
+        )
+    return {
+        "tenant_id": parts[0],
+        "organization_id": parts[1],
+        "repository_id": parts[2] if len(parts) == 3 else None,
+    }
+
+
+def instant(value: str | None, field: str = "as_of") -> datetime | None:
+    """An ISO-8601 instant with a zone (``Z`` or an offset)."""
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidArgument(
+            f"{field} {value!r} is not ISO-8601; use e.g. 2026-01-31T12:00:00Z", field=field
+        ) from None
+    if parsed.utcoffset() is None:
+        raise InvalidArgument(f"{field} needs a time zone (Z or an offset)", field=field)
+    return parsed.astimezone(UTC)
+
+
+def read_request(a: inputs.ReadArgs, *, explain: bool) -> dict[str, Any]:
+    """The product.md §4 request for ``get_context`` / ``explain``."""
+    return {
+        "scope": scope_of(a.repository),
+        "principal": {"purpose": a.purpose},
+        "selector": {"kind": a.selector, "baseline_id": a.baseline_id},
+        "query": a.query,
+        "element_ids": a.element_ids,
+        "version_ids": a.version_ids,
+        "as_of": a.as_of,
+        "valid_at": a.valid_at,
+        "include_evidence": a.include_evidence,
+        "expand": {"hops": a.expand_hops, "relationship_types": a.relationship_types},
+        "budget": {"max_items": a.max_items, "max_chars": a.max_chars},
+        "detail_level": a.detail_level,
+        "explain": explain,
+    }
+
+
+def search_request(a: inputs.SearchArgs) -> dict[str, Any]:
+    """The cheap read behind ``memory.search``: titles and first sentences only."""
+    return {
+        "scope": scope_of(a.repository),
+        "principal": {"purpose": a.purpose},
+        "selector": {"kind": a.selector},
+        "query": a.query,
+        "as_of": a.as_of,
+        "include_evidence": a.include_evidence,
+        "budget": {"max_items": a.max_items},
+        "detail_level": "titles",
+    }
+
+
+def _health(svc: MemoryService, caller: Caller, _: inputs.NoArgs) -> dict[str, Any]:
+    index = svc.indexer.status() if svc.indexer is not None else None
+    lagging = index is not None and not (index["pending"] == 0 and index["consistent"])
+    return {
+        "status": "degraded" if lagging else "ok",
+        "principal": caller.principal_id,
+        "index": index,
+    }
+
+
+def _propose(svc: MemoryService, caller: Caller, a: inputs.ProposeArgs) -> Any:
+    given = a.model_dump(exclude_none=True, exclude={"repository"})
+    return svc.propose(caller, a.repository, **given)
+
+
+CITE = (
+    " Cite what you use by version_id (plus the excerpt span) from items[].citations, and keep "
+    "context_id for memory.verify_citations."
+)
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "memory.get_context",
+        "Get governed context",
+        "Get trusted, permission-checked context to answer a question from the governed "
+        "knowledge base. By default reads the published (approved) truth; canonical content "
+        "ranks above ingested evidence. Give repository plus query (or element_ids)." + CITE,
+        inputs.ReadArgs,
+        outputs.Context,
+        READ_ONLY,
+        lambda svc, caller, a: svc.read_context(caller, read_request(a, explain=False)),
+    ),
+    ToolSpec(
+        "memory.search",
+        "Search titles",
+        "Cheap search: returns only titles and first sentences of matching elements, about "
+        "10x smaller than memory.get_context. Use it to find element_ids, then call "
+        "memory.get_context or memory.get_element for the content.",
+        inputs.SearchArgs,
+        outputs.Context,
+        READ_ONLY,
+        lambda svc, caller, a: svc.read_context(caller, search_request(a)),
+    ),
+    ToolSpec(
+        "memory.get_element",
+        "Get an element",
+        "Get one element with the full body of its current head version (or of version_id, "
+        "or as it was at as_of). Use the version_id it returns as target_version_id when you "
+        "propose a change.",
+        inputs.ElementArgs,
+        outputs.ElementResult,
+        READ_ONLY,
+        lambda svc, caller, a: svc.get_element(
+            caller, a.element_id, a.version_id, instant(a.as_of)
+        ),
+    ),
+    ToolSpec(
+        "memory.expand",
+        "Expand relationships",
+        "List the elements related to one element (its relationship neighbourhood, up to "
+        "hops away), only through elements you may read. Use it to find linked SOPs, sources "
+        "and evidence.",
+        inputs.ExpandArgs,
+        outputs.Neighborhood,
+        READ_ONLY,
+        lambda svc, caller, a: svc.expand(
+            caller,
+            a.element_id,
+            hops=a.hops,
+            relationship_types=tuple(a.relationship_types),
+            max_nodes=a.max_nodes,
+            as_of=instant(a.as_of),
+        ),
+    ),
+    ToolSpec(
+        "memory.explain",
+        "Explain a context",
+        "Like memory.get_context, but also returns why each item was chosen: per-item score "
+        "breakdowns and a trace (query terms, filters, candidates, drops with reasons). Use it "
+        "when results look wrong or you must justify them." + CITE,
+        inputs.ReadArgs,
+        outputs.Context,
+        READ_ONLY,
+        lambda svc, caller, a: svc.read_context(caller, read_request(a, explain=True)),
+    ),
+    ToolSpec(
+        "memory.history",
+        "Element history",
+        "List every version of an element, oldest first (ids, titles, who and when; no "
+        "bodies). Use memory.get_element with a version_id to read one.",
+        inputs.HistoryArgs,
+        outputs.History,
+        READ_ONLY,
+        lambda svc, caller, a: svc.element_history(caller, a.element_id),
+    ),
+    ToolSpec(
+        "memory.verify_citations",
+        "Verify citations",
+        "Check that the citations in your answer point into what a memory.get_context call "
+        "returned (same version, excerpt inside a returned span). Call it before answering; "
+        "drop or fix any citation reported invalid.",
+        inputs.VerifyArgs,
+        outputs.Verification,
+        READ_ONLY,
+        lambda svc, caller, a: svc.verify_citations(
+            caller, a.context_id, [c.model_dump(exclude_none=True) for c in a.citations]
+        ),
+    ),
+    ToolSpec(
+        "memory.propose",
+        "Propose a change",
+        "Propose a change for a curator to review; it never edits published truth directly. "
+        "UPDATE: give element_id, the version_id you read as target_version_id, and the "
+        "complete new body. CREATE: give title and body. Pass a client_request_id so a retry "
+        "returns the same proposal. If the result says stale: true, the element changed since "
+        "your version: read it again and propose against the new head.",
+        inputs.ProposeArgs,
+        outputs.ProposalResult,
+        PROPOSE,
+        _propose,
+    ),
+    ToolSpec(
+        "memory.health",
+        "Health",
+        "Check that the memory server answers, who you are connected as, and whether the "
+        "search index is up to date (status ok or degraded).",
+        inputs.NoArgs,
+        outputs.Health,
+        READ_ONLY,
+        _health,
+    ),
+)

@@ -1,0 +1,152 @@
+"""The REST adapter: ``create_app(service, settings=…)`` → a FastAPI app over ``/v1``.
+
+Thin by design: every ``/v1`` endpoint (``server/rest_*.py``) parses its request, builds the
+caller from the bearer token (``server.rest_deps``), calls one ``MemoryService`` method and
+returns its dict; failures go through one table (``server.rest_errors``). Endpoints are plain
+``def`` functions, so FastAPI runs the synchronous service in its thread pool.
+
+Outside ``/v1``: ``/healthz`` (the process answers), ``/readyz`` (the database answers and the
+keyword index has caught up), ``/metrics`` (Prometheus), ``/openapi.json`` and ``/docs``.
+Nothing is built at import time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel
+
+from server import (
+    rest_admin,
+    rest_audit,
+    rest_curation,
+    rest_knowledge,
+    rest_publishing,
+    rest_read,
+)
+from server.rest_deps import RestContext
+from server.rest_errors import BodyLimit, document_errors_as_400, install_error_handlers
+from server.rest_observe import Metrics, ObserveMiddleware
+from service.app import MemoryService
+from service.settings import Settings
+
+API_VERSION = "1"
+MAX_BODY_BYTES = 8 * 1024 * 1024
+"""Largest request body: a 2 MiB element body plus JSON escaping and the other fields."""
+DESCRIPTION = """\
+A governed, versioned knowledge repository for AI agents. Agents read permission-trimmed,
+version-pinned context and propose changes; curators accept or reject; publishers promote
+baselines; auditors replay any past state.
+
+Authenticate with `Authorization: Bearer amt_…` (`ameide token create PRINCIPAL`). Optional
+headers: `X-Ameide-On-Behalf-Of`, `X-Ameide-Purpose`, `X-Ameide-Roles`. Every error is
+`{"error": {"code", "message", "details"}}`; see docs/rest.md for the status table.
+"""
+
+
+class Health(BaseModel):
+    """Liveness."""
+
+    status: str
+
+
+class Readiness(BaseModel):
+    """Readiness: the database answers and the keyword index has caught up."""
+
+    status: str
+    database: str
+    index: dict[str, Any] | None
+
+
+def create_app(service: MemoryService, *, settings: Settings, require_auth: bool = True) -> FastAPI:
+    """The REST app over ``service``.
+
+    ``require_auth=False`` lets requests without a token act as ``settings.principal`` (local
+    development on loopback; ``ameide serve`` refuses it on other addresses). A token, when
+    sent, is always checked.
+    """
+    app = FastAPI(
+        title="Ameide Memory",
+        version=API_VERSION,
+        description=DESCRIPTION,
+        openapi_url="/openapi.json",
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.state.ameide = RestContext(service, settings, require_auth)
+    metrics = Metrics(service)
+    app.state.metrics = metrics
+    install_error_handlers(app)
+    v1 = APIRouter(prefix="/v1")
+    modules = (rest_admin, rest_knowledge, rest_curation, rest_publishing, rest_audit, rest_read)
+    for module in modules:
+        v1.include_router(module.router)
+    app.include_router(v1)
+    app.include_router(_operations_router(service, metrics))
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
+    app.add_middleware(ObserveMiddleware, metrics=metrics, surface="rest")
+    _openapi_with_400(app)
+    return app
+
+
+def _operations_router(service: MemoryService, metrics: Metrics) -> APIRouter:
+    router = APIRouter(tags=["operations"])
+
+    @router.get("/healthz", response_model=Health, operation_id="healthz")
+    def healthz() -> Any:
+        """The process is up (no dependency is checked)."""
+        return {"status": "ok"}
+
+    @router.get(
+        "/readyz",
+        response_model=Readiness,
+        operation_id="readyz",
+        responses={503: {"model": Readiness, "description": "not ready"}},
+    )
+    def readyz() -> Any:
+        """Ready: the database answers and the keyword index has applied every commit."""
+        try:
+            index = service.indexer.status() if service.indexer is not None else None
+        except Exception as exc:  # any driver error means "not reachable"
+            failed = {"status": "not_ready", "database": type(exc).__name__, "index": None}
+            return JSONResponse(failed, status_code=503)
+        ready = index is None or (index["pending"] == 0 and index["consistent"])
+        body: dict[str, Any] = {
+            "status": "ready" if ready else "not_ready",
+            "database": "ok",
+            "index": index,
+        }
+        return JSONResponse(body, status_code=200 if ready else 503)
+
+    @router.get(
+        "/metrics",
+        operation_id="metrics",
+        response_class=Response,
+        responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}},
+    )
+    def prometheus_metrics(request: Request) -> Response:
+        """Prometheus metrics: requests and latency by operation, index lag, proposal queue."""
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    return router
+
+
+def _openapi_with_400(app: FastAPI) -> None:
+    """Generate OpenAPI once, documenting validation errors as 400 like the handler answers."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+            )
+            app.openapi_schema = document_errors_as_400(schema)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

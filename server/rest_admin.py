@@ -1,0 +1,99 @@
+"""``/v1`` setup and access: repositories, grants, tokens, legal hold, the keyword index.
+
+Each endpoint parses its request, calls one ``MemoryService`` method with the caller and
+returns the service's dict; errors go through ``server.rest_errors``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep
+from server.rest_errors import ERROR_RESPONSES
+from server.rest_requests import CreateRepository, GrantRequest, LegalHoldRequest, TokenRequest
+from server.rest_views import (
+    GrantMade,
+    GrantRevoked,
+    GrantRow,
+    IndexStatus,
+    LegalHold,
+    Repository,
+    TokenMade,
+    TokenRevoked,
+)
+
+router = APIRouter(tags=["setup and access"], responses=ERROR_RESPONSES)
+JSON: dict[str, Any] = {"response_model_exclude_unset": True}
+"""Return what the service returned: no ``null`` for fields it left out."""
+
+Scope = Annotated[str, Query(description="*, TENANT, TENANT/ORG or TENANT/ORG/REPO.")]
+
+
+@router.post(
+    "/repositories", response_model=Repository, status_code=201, operation_id="create_repository"
+)
+def create_repository(body: CreateRepository, svc: ServiceDep, caller: CallerDep) -> Any:
+    """Create TENANT/ORG/REPO (admin of the organization, tenant or everything)."""
+    return svc.create_repository(caller, body.repository_id)
+
+
+@router.post("/grants", response_model=GrantMade, status_code=201, operation_id="grant", **JSON)
+def grant(body: GrantRequest, svc: ServiceDep, caller: CallerDep) -> Any:
+    """Grant a role with a clearance on a scope (admin of that scope)."""
+    return svc.grant(caller, body.principal_id, body.role, body.scope, body.clearance)
+
+
+@router.get("/grants", response_model=list[GrantRow], operation_id="list_grants", **JSON)
+def list_grants(scope: Scope, svc: ServiceDep, caller: CallerDep) -> Any:
+    """Grants made on one scope (admin of that scope)."""
+    return svc.list_grants(caller, scope)
+
+
+@router.delete("/grants", response_model=GrantRevoked, operation_id="revoke", **JSON)
+def revoke(
+    principal_id: Annotated[str, Query(description="user:ID, agent:ID or service:ID.")],
+    role: Annotated[str, Query(description="The role to remove.")],
+    scope: Scope,
+    svc: ServiceDep,
+    caller: CallerDep,
+) -> Any:
+    """Remove a grant."""
+    return svc.revoke(caller, principal_id, role, scope)
+
+
+@router.post(
+    "/tokens", response_model=TokenMade, status_code=201, operation_id="create_token", **JSON
+)
+def create_token(body: TokenRequest, svc: ServiceDep, caller: CallerDep) -> Any:
+    """Mint a bearer token (for yourself, or anyone as a global admin); the secret is shown once."""
+    return svc.create_token(caller, body.principal_id)
+
+
+@router.delete(
+    "/tokens/{token_id}", response_model=TokenRevoked, operation_id="revoke_token", **JSON
+)
+def revoke_token(token_id: str, svc: ServiceDep, caller: CallerDep) -> Any:
+    """Revoke a token (its owner or a global admin)."""
+    return svc.revoke_token(caller, token_id)
+
+
+@router.put(REPO + "/legal-hold", response_model=LegalHold, operation_id="set_legal_hold", **JSON)
+def set_legal_hold(
+    repo: RepoDep, body: LegalHoldRequest, svc: ServiceDep, caller: CallerDep
+) -> Any:
+    """Place (held: true) or release (held: false) a legal hold (admin)."""
+    return svc.set_legal_hold(caller, repo, body.held)
+
+
+@router.get("/index/status", response_model=IndexStatus, operation_id="index_status", **JSON)
+def index_status(svc: ServiceDep, caller: CallerDep) -> Any:
+    """The keyword index's lag and consistency (global admin); applies pending work."""
+    return svc.index_status(caller)
+
+
+@router.post("/index/rebuild", response_model=IndexStatus, operation_id="index_rebuild", **JSON)
+def index_rebuild(svc: ServiceDep, caller: CallerDep) -> Any:
+    """Recompute the keyword index from the database (global admin)."""
+    return svc.index_rebuild(caller)

@@ -1,0 +1,114 @@
+"""Per-request dependencies of the REST adapter: the service and the authenticated caller.
+
+``Authorization: Bearer amt_…`` → ``MemoryService.authenticate`` → the principal. Three optional
+headers narrow what the request may do, exactly like the CLI's global options:
+``X-Ameide-On-Behalf-Of`` (permissions become the intersection of both principals),
+``X-Ameide-Purpose`` (recorded with every read and write) and ``X-Ameide-Roles``
+(comma-separated roles the client claims; they can only narrow the server's grants).
+The token itself is never logged or stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, Header, Path, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from domain.errors import Unauthenticated
+from service.app import MemoryService
+from service.authz import Caller
+from service.settings import Settings
+
+TOOL_ID = "ameide-rest"
+
+bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="bearer",
+    description="A bearer token made by `ameide token create PRINCIPAL` (`amt_…`).",
+)
+
+
+@dataclass(frozen=True)
+class RestContext:
+    """What ``create_app`` hands every request (kept in ``app.state.ameide``)."""
+
+    service: MemoryService
+    settings: Settings
+    require_auth: bool
+
+
+def _context(request: Request) -> RestContext:
+    ctx: RestContext = request.app.state.ameide
+    return ctx
+
+
+def get_service(request: Request) -> MemoryService:
+    """The one service layer."""
+    return _context(request).service
+
+
+def get_caller(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
+    on_behalf_of: Annotated[
+        str | None,
+        Header(
+            alias="X-Ameide-On-Behalf-Of",
+            description="Act for this principal: permissions are the intersection of both.",
+        ),
+    ] = None,
+    purpose: Annotated[
+        str | None,
+        Header(alias="X-Ameide-Purpose", description="Why; recorded with every read and write."),
+    ] = None,
+    roles: Annotated[
+        str | None,
+        Header(
+            alias="X-Ameide-Roles",
+            description="Comma-separated roles you claim; they only narrow your grants.",
+        ),
+    ] = None,
+) -> Caller:
+    """The authenticated caller (a plain ``def``: token lookup runs in the thread pool)."""
+    ctx = _context(request)
+    if credentials is not None:
+        principal = ctx.service.authenticate(credentials.credentials)
+    elif not ctx.require_auth and ctx.settings.principal:
+        principal = ctx.settings.principal  # local development without tokens (loopback only)
+    else:
+        raise Unauthenticated(
+            "missing bearer token: send 'Authorization: Bearer amt_…' "
+            "(create one with `ameide token create PRINCIPAL`)"
+        )
+    request.state.principal = principal
+    claimed = tuple(r.strip() for r in roles.split(",") if r.strip()) if roles else ()
+    return Caller(
+        principal,
+        on_behalf_of=on_behalf_of or None,
+        roles=claimed,
+        purpose=purpose or None,
+        tool_id=TOOL_ID,
+    )
+
+
+def repository_key(
+    tenant: Annotated[str, Path(description="Tenant id, e.g. acme.")],
+    org: Annotated[str, Path(description="Organization id, e.g. eng.")],
+    repo: Annotated[str, Path(description="Repository id, e.g. platform.")],
+) -> str:
+    """``tenant/org/repo`` from the three path segments (validated by the service)."""
+    return f"{tenant}/{org}/{repo}"
+
+
+ServiceDep = Annotated[MemoryService, Depends(get_service)]
+CallerDep = Annotated[Caller, Depends(get_caller)]
+RepoDep = Annotated[str, Depends(repository_key)]
+REPO = "/repositories/{tenant}/{org}/{repo}"
+"""Path prefix of repository-scoped operations (repository ids contain two slashes)."""
+
+
+def drop_none(values: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments without the ones the client left out (the service has defaults)."""
+    return {k: v for k, v in values.items() if v is not None}

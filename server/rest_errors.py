@@ -1,0 +1,212 @@
+"""How the REST adapter reports failure: one table from the error taxonomy to HTTP statuses.
+
+Every failure has the body ``{"error": {"code", "message", "details"}}``:
+
+    AmeideError class      status   codes seen on the wire
+    InvalidArgument         400     INVALID_ARGUMENT (also malformed requests FastAPI rejects)
+    Unauthenticated         401     UNAUTHENTICATED (with ``WWW-Authenticate: Bearer``)
+    PermissionDenied        403     PERMISSION_DENIED
+    NotFound                404     NOT_FOUND (missing and unreadable look the same)
+    AlreadyExists           409     ALREADY_EXISTS
+    Conflict                409     CONFLICT (a concurrent writer won; re-read and retry)
+    FailedPrecondition      412     FAILED_PRECONDITION, STALE_PROPOSAL, PROPOSAL_HAS_CONFLICTS,
+                                    LEGAL_HOLD
+
+Request-shape errors found by FastAPI (missing field, wrong type, bad JSON) are answered with
+400 and ``INVALID_ARGUMENT`` as well, never 422: one code has one status, whichever layer
+noticed the problem. A body over the limit is 413 ``PAYLOAD_TOO_LARGE``. Anything else is a
+bug and becomes 500 ``INTERNAL`` with the trace id.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from domain.errors import (
+    AlreadyExists,
+    AmeideError,
+    Conflict,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    Unauthenticated,
+)
+
+log = logging.getLogger("ameide.rest")
+
+HTTP_STATUS: dict[type[AmeideError], int] = {
+    InvalidArgument: 400,
+    Unauthenticated: 401,
+    PermissionDenied: 403,
+    NotFound: 404,
+    AlreadyExists: 409,
+    Conflict: 409,
+    FailedPrecondition: 412,
+}
+"""Error class → HTTP status; subclasses inherit their parent's status."""
+
+_PLAIN_HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "PAYLOAD_TOO_LARGE"}
+MAX_PROBLEMS = 20
+
+
+def status_for(error: AmeideError) -> int:
+    """The HTTP status of an error: the nearest class in ``HTTP_STATUS`` along its MRO."""
+    for cls in type(error).__mro__:
+        if cls in HTTP_STATUS:
+            return HTTP_STATUS[cls]
+    return 500
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong, in the taxonomy shared by every surface."""
+
+    model_config = ConfigDict(extra="forbid")
+    code: str = Field(description="INVALID_ARGUMENT, NOT_FOUND, STALE_PROPOSAL, …")
+    message: str = Field(description="One line for a human or an agent.")
+    details: dict[str, Any] = Field(description="Machine-readable specifics (field, ids, …).")
+
+
+class ErrorBody(BaseModel):
+    """The body of every error response."""
+
+    model_config = ConfigDict(extra="forbid")
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {
+        "model": ErrorBody,
+        "description": "INVALID_ARGUMENT: malformed request; nothing changed",
+    },
+    401: {"model": ErrorBody, "description": "UNAUTHENTICATED: missing, invalid or revoked token"},
+    403: {"model": ErrorBody, "description": "PERMISSION_DENIED: visible, but not allowed"},
+    404: {"model": ErrorBody, "description": "NOT_FOUND: missing or not readable by you"},
+    409: {"model": ErrorBody, "description": "ALREADY_EXISTS or CONFLICT (lost a race; retry)"},
+    412: {"model": ErrorBody, "description": "FAILED_PRECONDITION, STALE_PROPOSAL, LEGAL_HOLD, …"},
+    413: {"model": ErrorBody, "description": "PAYLOAD_TOO_LARGE: the request body is too large"},
+}
+"""The error responses every ``/v1`` operation documents in OpenAPI."""
+
+
+def error_response(
+    status: int, code: str, message: str, details: dict[str, Any] | None = None
+) -> JSONResponse:
+    """A JSON error response in the one shape."""
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    body = {"error": {"code": code, "message": message, "details": details or {}}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _problem(error: Any) -> str:
+    where = ".".join(str(part) for part in error.get("loc", ()))
+    message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
+
+
+async def _on_ameide_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AmeideError)
+    return error_response(status_for(exc), exc.code, exc.message, exc.to_dict()["details"])
+
+
+async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    problems = [_problem(e) for e in exc.errors()][:MAX_PROBLEMS]
+    return error_response(
+        400,
+        InvalidArgument.code,
+        "invalid request: " + "; ".join(problems),
+        {"problems": problems},
+    )
+
+
+async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = _PLAIN_HTTP_CODES.get(exc.status_code, f"HTTP_{exc.status_code}")
+    response = error_response(exc.status_code, code, str(exc.detail))
+    for name, value in (exc.headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+    trace_id = getattr(request.state, "trace_id", None)
+    log.exception("unhandled error in %s (trace %s)", request.url.path, trace_id)
+    return error_response(
+        500, "INTERNAL", f"internal error; report trace id {trace_id}", {"trace_id": trace_id}
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Route every failure through the one table."""
+    app.add_exception_handler(AmeideError, _on_ameide_error)
+    app.add_exception_handler(RequestValidationError, _on_validation_error)
+    app.add_exception_handler(StarletteHTTPException, _on_http_error)
+    app.add_exception_handler(Exception, _on_unexpected)
+
+
+def document_errors_as_400(openapi: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite FastAPI's generated 422 responses: this API answers validation errors with 400."""
+    for operations in openapi.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.get("responses", {})
+            if responses.pop("422", None) is not None and "400" not in responses:
+                responses["400"] = {
+                    "description": ERROR_RESPONSES[400]["description"],
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}
+                    },
+                }
+    schemas = openapi.get("components", {}).get("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(name, None)
+    return openapi
+
+
+class _TooLarge(StarletteHTTPException):
+    """The body grew past the limit while it was read (answered by ``_on_http_error``)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"the request body is larger than {limit} bytes")
+
+
+class BodyLimit:
+    """Refuse a request body above ``limit`` bytes with 413 ``PAYLOAD_TOO_LARGE``.
+
+    A declared ``Content-Length`` is refused before anything runs; a body streamed without a
+    length is counted as the app reads it.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = Headers(scope=scope).get("content-length", "")
+        if declared.isdigit() and int(declared) > self.limit:
+            response = await _on_http_error(Request(scope, receive), _TooLarge(self.limit))
+            await response(scope, receive, send)
+            return
+        seen = 0
+
+        async def counting_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise _TooLarge(self.limit)
+            return message
+
+        await self.app(scope, counting_receive, send)

@@ -1,0 +1,50 @@
+"""``/v1/context``: read_context (product.md §4), citation verification and replay.
+
+The request body is the service's own ``ReadRequest`` model, so REST documents and validates
+exactly what the service accepts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from server.rest_deps import CallerDep, ServiceDep
+from server.rest_errors import ERROR_RESPONSES
+from server.rest_requests import ReplayRequest, VerifyCitationsRequest
+from server.rest_views_read import CitationsVerified, ReadContext, Replay
+from service.read_request import ReadRequest
+
+router = APIRouter(tags=["read"], responses=ERROR_RESPONSES)
+JSON: dict[str, Any] = {"response_model_exclude_unset": True}
+NOW = ReplayRequest()
+
+
+@router.post("/context", response_model=ReadContext, operation_id="read_context", **JSON)
+def read_context(body: ReadRequest, svc: ServiceDep, caller: CallerDep) -> Any:
+    """Permission-trimmed, version-pinned context for an agent, stored under ``context_id``.
+
+    ``principal`` in the body can only narrow the authenticated caller (its principal_id must
+    be yours). Give exactly one of ``query``, ``element_ids`` or ``version_ids``.
+    """
+    return svc.read_context(caller, body)
+
+
+@router.post(
+    "/context/{context_id}/verify-citations",
+    response_model=CitationsVerified,
+    operation_id="verify_citations",
+    **JSON,
+)
+def verify_citations(
+    context_id: str, body: VerifyCitationsRequest, svc: ServiceDep, caller: CallerDep
+) -> Any:
+    """Which citations point into what that context returned (its reader or an auditor)."""
+    return svc.verify_citations(caller, context_id, body.citations)
+
+
+@router.post("/context/{context_id}/replay", response_model=Replay, operation_id="replay", **JSON)
+def replay(context_id: str, svc: ServiceDep, caller: CallerDep, body: ReplayRequest = NOW) -> Any:
+    """Re-run a stored read as its reader and report what differs (its reader or an auditor)."""
+    return svc.replay(caller, context_id, as_recorded=body.as_recorded)

@@ -1,0 +1,131 @@
+"""Response models of the read side: read_context (product.md §4), citations, replay, versions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from server.rest_errors import ErrorDetail
+from server.rest_views import Element, Version, View
+
+
+class ScopeEcho(View):
+    tenant_id: str
+    organization_id: str
+    repository_id: str | None
+
+
+class SelectorUsed(View):
+    kind: str
+    baseline_id: str | None = Field(description="The baseline the selector resolved to.")
+    as_of: str | None
+    valid_at: str | None = None
+    resolved_at: str | None = None
+    baselines: dict[str, str] | None = Field(
+        default=None, description="Per repository, when the scope spans an organization."
+    )
+
+
+class Excerpt(View):
+    chunk_key: str
+    start: int = Field(description="Character offset into the version body (inclusive).")
+    end: int = Field(description="Character offset into the version body (exclusive).")
+
+
+class Citation(View):
+    repository_id: str
+    element_id: str
+    version_id: str
+    excerpt: Excerpt | None = None
+
+
+class ItemProvenance(View):
+    actor_id: str | None = None
+    source_repo: str | None = None
+    commit_sha: str | None = None
+    path: str | None = None
+
+
+class ContextItem(View):
+    repository_id: str
+    element_id: str
+    version_id: str
+    title: str
+    content: str
+    source_kind: str = Field(description="CANONICAL or INGESTED_EVIDENCE (ranked below).")
+    provenance: ItemProvenance
+    why_included: str = Field(description="keyword_match, relationship_path or direct_fetch.")
+    score: float
+    citations: list[Citation]
+    relationship_path: list[dict[str, Any]]
+    erased: bool | None = None
+    score_breakdown: dict[str, Any] | None = Field(default=None, description="With explain.")
+
+
+class ReadContext(View):
+    context_id: str = Field(description="Stored: verify citations or replay it later.")
+    scope: ScopeEcho
+    selector_used: SelectorUsed
+    items: list[ContextItem]
+    context_block: str = Field(description="Compact text for a prompt, with citation markers.")
+    truncated: bool
+    trace: dict[str, Any] | None = Field(description="With explain: how the answer was built.")
+
+
+class CitationVerdict(View):
+    citation: Any
+    valid: bool
+    reason: str
+
+
+class CitationsVerified(View):
+    context_id: str
+    all_valid: bool
+    valid: int
+    invalid: int
+    results: list[CitationVerdict]
+
+
+class Replay(View):
+    context_id: str
+    identical: bool
+    replay_context_id: str | None = None
+    replayed_as: str | None = None
+    as_recorded: bool | None = None
+    differences: list[dict[str, Any]] | None = None
+    selector_used: dict[str, Any] | None = None
+    error: ErrorDetail | None = Field(default=None, description="Why the replay could not run.")
+
+
+class Chunk(View):
+    chunk_key: str
+    heading_path: str
+    start: int
+    end: int
+
+
+class VersionWithChunks(View):
+    element: Element
+    version: Version
+    chunks: list[Chunk]
+
+
+class Node(Element):
+    version_id: str | None
+    title: str | None
+    retired: bool
+
+
+class Edge(View):
+    relationship_id: str
+    type_key: str
+    source_element_id: str
+    target_element_id: str
+
+
+class Neighborhood(View):
+    element_id: str
+    as_of: str | None
+    nodes: list[Node]
+    edges: list[Edge]

@@ -1,0 +1,234 @@
+"""``ameide serve``: REST, MCP over Streamable HTTP and gRPC in one process.
+
+One HTTP listener carries REST (``/v1``, ``/docs``, ``/healthz``, ``/readyz``, ``/metrics``)
+and MCP (``/mcp``); gRPC has its own port. All three share one service, one ``Metrics``
+registry (``surface`` label ``rest`` / ``mcp`` / ``grpc``) and the JSON access log.
+
+Refuses to start on a non-loopback address without authentication. Shuts down gracefully on
+SIGINT/SIGTERM: HTTP stops accepting and finishes in-flight requests, then gRPC does the same
+within the grace period.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import uvicorn
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from domain.errors import InvalidArgument
+from mcp_adapter.http import create_http_app, is_loopback
+from mcp_adapter.settings import McpSettings
+from server.grpc_calls import Behavior, current_call, wrap_unary
+from server.grpc_server import create_grpc_server
+from server.rest import create_app
+from server.rest_observe import Metrics, log_request
+from service.app import MemoryService
+from service.settings import Settings
+
+log = logging.getLogger("ameide.server")
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """Where to listen and whether tokens are required."""
+
+    host: str = "127.0.0.1"
+    http_port: int = 8080
+    grpc_port: int = 50051
+    require_auth: bool = True
+    grace_seconds: float = 10.0
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Where the running surfaces answer."""
+
+    rest: str
+    mcp: str
+    grpc: str
+    openapi: str
+    metrics: str
+
+
+class HttpSurfaces:
+    """One ASGI app for REST and MCP: ``/mcp`` goes to MCP, everything else to REST.
+
+    The MCP transport needs its session manager running, so this app's lifespan runs it.
+    """
+
+    def __init__(self, rest: ASGIApp, mcp: Any, mcp_path: str) -> None:
+        self.rest = rest
+        self.mcp = mcp
+        self.mcp_path = mcp_path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        path = scope.get("path", "")
+        if path == self.mcp_path or path.startswith(self.mcp_path + "/"):
+            await self.mcp(scope, receive, send)
+        else:
+            await self.rest(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        await receive()  # lifespan.startup
+        try:
+            async with self.mcp.lifespan():
+                await send({"type": "lifespan.startup.complete"})
+                await receive()  # lifespan.shutdown
+        except Exception as exc:
+            log.exception("the MCP session manager failed")
+            await send({"type": "lifespan.startup.failed", "message": str(exc)})
+            return
+        await send({"type": "lifespan.shutdown.complete"})
+
+
+class GrpcObserve(grpc.ServerInterceptor):  # type: ignore[misc, unused-ignore]
+    """Counts, times and logs every unary gRPC call (installed between CallScope and errors)."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def intercept_service(self, continuation: Callable[[Any], Any], details: Any) -> Any:
+        """Wrap the method's handler."""
+        return wrap_unary(continuation(details), self._observed)
+
+    def _observed(self, behavior: Behavior) -> Behavior:
+        def handle(request: Any, context: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return behavior(request, context)
+            finally:
+                call = current_call()
+                seconds = time.perf_counter() - start
+                operation = call.method.rsplit("/", 1)[-1] if call else "unknown"
+                status = (call.error_code if call else None) or "OK"
+                self.metrics.observe("grpc", operation, status, seconds)
+                log_request(
+                    surface="grpc",
+                    trace_id=None,
+                    principal=call.caller.principal_id if call and call.caller else None,
+                    operation=operation,
+                    status=status,
+                    latency_ms=round(seconds * 1000, 3),
+                )
+
+        return handle
+
+
+class AmeideServer:
+    """The three surfaces over one service; ``run()`` blocks until a signal or ``stop()``."""
+
+    def __init__(
+        self,
+        service: MemoryService,
+        settings: Settings,
+        config: ServeConfig,
+        mcp_settings: McpSettings | None = None,
+    ) -> None:
+        if not config.require_auth and not is_loopback(config.host):
+            raise InvalidArgument(
+                f"refusing to serve on {config.host} without authentication: bind 127.0.0.1 "
+                "or require bearer tokens",
+                field="host",
+            )
+        self.config = config
+        mcp_cfg = mcp_settings or McpSettings()
+        rest = create_app(service, settings=settings, require_auth=config.require_auth)
+        self.metrics: Metrics = rest.state.metrics
+        mcp = create_http_app(
+            service,
+            settings=settings,
+            mcp_settings=mcp_cfg,
+            require_auth=config.require_auth,
+            host=config.host,
+            observe=self.metrics.observe,
+        )
+        self.http = HttpSurfaces(rest, mcp, mcp_cfg.path)
+        self.mcp_path = mcp_cfg.path
+        self.grpc, self.grpc_port = create_grpc_server(
+            settings,
+            service,
+            host=config.host,
+            port=config.grpc_port,
+            require_auth=config.require_auth,
+            interceptors=[GrpcObserve(self.metrics)],
+        )
+        self._uvicorn = _Uvicorn(
+            uvicorn.Config(
+                self.http,
+                host=config.host,
+                port=config.http_port,
+                access_log=False,  # the JSON access log replaces uvicorn's
+                log_level="warning",
+                timeout_graceful_shutdown=int(config.grace_seconds),
+                lifespan="on",
+            )
+        )
+
+    def endpoints(self) -> Endpoints:
+        """The URLs of the running surfaces (ports resolved after start)."""
+        host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
+        base = f"http://{host}:{self._uvicorn.port}"
+        return Endpoints(
+            rest=f"{base}/v1",
+            mcp=f"{base}{self.mcp_path}",
+            grpc=f"{host}:{self.grpc_port}",
+            openapi=f"{base}/openapi.json",
+            metrics=f"{base}/metrics",
+        )
+
+    def run(self, on_ready: Callable[[Endpoints], None] | None = None) -> None:
+        """Serve until SIGINT/SIGTERM (main thread) or ``stop()``; then drain and stop gRPC."""
+        self.grpc.start()
+        self._uvicorn.on_started = (lambda: on_ready(self.endpoints())) if on_ready else None
+        try:
+            self._uvicorn.run()
+        finally:
+            self.grpc.stop(grace=self.config.grace_seconds).wait()
+
+    def stop(self) -> None:
+        """Ask the server to shut down gracefully (from any thread)."""
+        self._uvicorn.should_exit = True
+
+    @property
+    def started(self) -> bool:
+        """Whether the HTTP listener accepts connections."""
+        return bool(self._uvicorn.started)
+
+
+class _Uvicorn(uvicorn.Server):
+    """A uvicorn server that reports its bound port and when it has started."""
+
+    on_started: Callable[[], None] | None = None
+
+    @property
+    def port(self) -> int:
+        if self.servers and self.servers[0].sockets:
+            port: int = self.servers[0].sockets[0].getsockname()[1]
+            return port
+        return self.config.port
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        if self.started and self.on_started is not None:
+            self.on_started()
+
+
+def configure_logging() -> None:
+    """JSON access lines (already rendered) and server warnings on stderr."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    access = logging.getLogger("ameide.access")
+    access.handlers = [handler]
+    access.setLevel(logging.INFO)
+    access.propagate = False
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

@@ -1,0 +1,114 @@
+"""``ameide serve``'s server: REST, MCP over HTTP and gRPC in one process with shared metrics,
+refusing an open bind without authentication and stopping gracefully."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+
+import anyio
+import grpc
+import httpx
+import pytest
+
+from domain.errors import InvalidArgument
+from server.grpc_server import SERVICE_NAMES
+from server.serve import AmeideServer, Endpoints, ServeConfig
+from tests.conftest import World
+from tests.e2e.mcp_harness import ROOT, http_session, structured
+
+LOOPBACK = ServeConfig(host="127.0.0.1", http_port=0, grpc_port=0, grace_seconds=2)
+
+
+@pytest.fixture
+def served(world: World) -> Iterator[tuple[AmeideServer, Endpoints]]:
+    server = AmeideServer(world.svc, world.app.settings, LOOPBACK)
+    ready = threading.Event()
+    found: list[Endpoints] = []
+
+    def on_ready(endpoints: Endpoints) -> None:
+        found.append(endpoints)
+        ready.set()
+
+    thread = threading.Thread(target=server.run, args=(on_ready,), daemon=True)
+    thread.start()
+    assert ready.wait(20), "the server did not start"
+    yield server, found[0]
+    server.stop()
+    thread.join(timeout=20)
+    assert not thread.is_alive()
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.10", "::"])
+def test_an_open_bind_without_authentication_is_refused(world: World, host: str) -> None:
+    config = ServeConfig(host=host, http_port=0, grpc_port=0, require_auth=False)
+    with pytest.raises(InvalidArgument, match="without authentication"):
+        AmeideServer(world.svc, world.app.settings, config)
+
+
+def test_all_surfaces_answer_on_one_process_and_share_metrics(
+    world: World, served: tuple[AmeideServer, Endpoints]
+) -> None:
+    _, endpoints = served
+    token = world.svc.create_token(world.admin, world.reader.principal_id)["token"]
+    base = endpoints.rest.removesuffix("/v1")
+
+    assert httpx.get(f"{base}/healthz").json() == {"status": "ok"}
+    assert httpx.get(f"{base}/readyz").status_code == 200
+    published = httpx.get(
+        f"{endpoints.rest}/repositories/{world.repo}/published",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert published.status_code == 200
+
+    async def mcp_health() -> None:
+        async with http_session(endpoints.mcp, token) as client:
+            health = structured(await client.call_tool("memory.health", {}))
+            assert health["principal"] == world.reader.principal_id
+
+    anyio.run(mcp_health)
+
+    with grpc.insecure_channel(endpoints.grpc) as channel:
+        method = channel.unary_unary(f"/{SERVICE_NAMES[0]}/GetElement")
+        with pytest.raises(grpc.RpcError) as refused:
+            method(b"", timeout=10)
+    assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED
+
+    metrics = httpx.get(endpoints.metrics).text
+    assert 'operation="published",status="200",surface="rest"' in metrics
+    assert 'operation="memory.health",status="ok",surface="mcp"' in metrics
+    assert 'operation="GetElement",status="UNAUTHENTICATED",surface="grpc"' in metrics
+    assert "ameide_index_lag" in metrics
+
+
+def test_an_mcp_request_without_a_token_is_refused_by_the_composed_server(
+    served: tuple[AmeideServer, Endpoints],
+) -> None:
+    _, endpoints = served
+    response = httpx.post(endpoints.mcp, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert response.status_code == 401
+
+
+LAUNCH_CLI = """
+import sys
+from cli import commands_serve
+from cli.main import app
+if "serve" not in {c.name for c in app.registered_commands}:
+    commands_serve.register(app)  # until cli/main.py registers it
+sys.argv[0] = "ameide"
+app()
+"""
+
+
+def test_ameide_serve_refuses_an_open_bind_without_authentication(world: World) -> None:
+    home = str(world.app.settings.home)
+    run = subprocess.run(
+        [sys.executable, "-c", LAUNCH_CLI, "--home", home, "--as", world.admin.principal_id,
+         "serve", "--host", "0.0.0.0", "--no-auth"],
+        capture_output=True, text=True, timeout=120, check=False, cwd=ROOT,
+    )  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    assert "refusing to serve on 0.0.0.0 without authentication" in run.stderr
+    assert run.stderr.count("\n") == 1
