@@ -43,7 +43,7 @@ pytest: dev
 test: lint typecheck contracts pytest
 
 bench: dev
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench.bench_write
 
 clean:
 	rm -rf $(VENV) .ameide .pytest_cache .mypy_cache .ruff_cache
