@@ -17,24 +17,17 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import secrets
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
+from bench.backends import backends
 from runtime import App, build_app
 from service.authz import Caller
-from service.settings import Settings
 
 BUNDLE = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora" / "ameide-backlog.bundle"
-PG_ADMIN = os.environ.get(
-    "AMEIDE_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
 ADMIN = Caller("user:admin", purpose="bench")
 INGESTOR = Caller("service:bench-ingest", purpose="bench")
 REPO = "bench/eng/backlog"
@@ -95,32 +88,6 @@ def generated_corpus(target: Path, files: int, seed: int = 7) -> Path:
     _git(target, "add", "-A")
     _git(target, "commit", "-q", "-m", "generated backlog")
     return target
-
-
-def _pg_database() -> tuple[str, Callable[[], None]] | str:
-    """A fresh database URL and its dropper, or why there is none."""
-    try:
-        admin = sa.create_engine(
-            PG_ADMIN, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 3}
-        )
-        name = f"ameide_bench_{secrets.token_hex(4)}"
-        with admin.connect() as c:
-            c.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:  # any failure means "no server here"
-        return f"skipped: {PG_ADMIN.rsplit('@', 1)[-1]} unreachable ({type(exc).__name__})"
-
-    def drop() -> None:
-        with admin.connect() as c:
-            c.execute(
-                sa.text(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"
-                ),
-                {"n": name},
-            )
-            c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
-        admin.dispose()
-
-    return PG_ADMIN.rsplit("/", 1)[0] + "/" + name, drop
 
 
 def measure(app: App, source: Path) -> list[dict[str, Any]]:
@@ -194,15 +161,9 @@ def run(generated: bool, files: int) -> tuple[list[list[str]], list[str]]:
             if not generated:
                 notes.append(f"corpus {BUNDLE.resolve()} absent: generated {files} files instead")
             source, corpus = generated_corpus(Path(tmp) / "corpus", files), f"generated-{files}"
-        backends: list[tuple[str, Settings, Callable[[], None] | None]] = [
-            ("sqlite", Settings(home=Path(tmp) / "home"), None)
-        ]
-        pg = _pg_database()
-        if isinstance(pg, str):
-            notes.append(f"postgresql {pg}")
-        else:
-            backends.append(("postgresql", Settings(database_url=pg[0]), pg[1]))
-        for name, settings, drop in backends:
+        found, skipped = backends(Path(tmp))
+        notes.extend(skipped)
+        for name, settings, drop in found:
             app = build_app(settings, migrate=True)
             try:
                 first, again = measure(app, source)

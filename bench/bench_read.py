@@ -56,17 +56,19 @@ def seed(app: App, total_chunks: int) -> tuple[int, datetime]:
             if el.source_kind is SourceKind.CANONICAL:
                 canonical.append(el)
             if doc.repository_key in last:
-                uow.store.insert_relationship(
-                    Relationship.new(
-                        doc.repository_key,
-                        RelationshipKind.REFERENCE,
-                        "ameide:cites",
-                        last[doc.repository_key],
-                        el.element_id,
-                        {},
-                        svc.clock.now(),
-                        "user:bench",
-                    )
+                uow.store.insert_relationships(
+                    [
+                        Relationship.new(
+                            doc.repository_key,
+                            RelationshipKind.REFERENCE,
+                            "ameide:cites",
+                            last[doc.repository_key],
+                            el.element_id,
+                            {},
+                            svc.clock.now(),
+                            "user:bench",
+                        )
+                    ]
                 )
             last[doc.repository_key] = el.element_id
             chunks += doc.body.count("\n#") + 1

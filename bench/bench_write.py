@@ -9,27 +9,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import random
-import secrets
 import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 import sqlalchemy as sa
 
+from bench.backends import backends
 from domain.errors import NotFound
 from runtime import App, build_app
 from service.authz import Caller
-from service.settings import Settings
 
-PG_ADMIN = os.environ.get(
-    "AMEIDE_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
 ADMIN = Caller("user:admin", purpose="bench")
 CURATOR = Caller("user:curator", purpose="bench")
 AGENT = Caller("agent:bench", purpose="bench")
@@ -140,46 +134,15 @@ def as_of_cost(app: App, repo: str, versions: int, samples: int) -> tuple[float,
     return statistics.median(timings), timings[int(len(timings) * 0.95) - 1]
 
 
-def _pg_database() -> tuple[str, Callable[[], None]] | None:
-    try:
-        admin = sa.create_engine(
-            PG_ADMIN, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 3}
-        )
-        name = f"ameide_bench_{secrets.token_hex(4)}"
-        with admin.connect() as c:
-            c.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    except Exception:
-        return None
-
-    def drop() -> None:
-        with admin.connect() as c:
-            c.execute(
-                sa.text(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"
-                ),
-                {"n": name},
-            )
-            c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
-        admin.dispose()
-
-    return PG_ADMIN.rsplit("/", 1)[0] + "/" + name, drop
-
-
 def run(quick: bool) -> list[tuple[str, str, str]]:
     """Measure every row of the table."""
     per_thread = 10 if quick else 50
     versions, samples = (2_000, 100) if quick else (10_000, 500)
     rows: list[tuple[str, str, str]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        backends: list[tuple[str, Settings, Callable[[], None] | None]] = [
-            ("sqlite", Settings(home=Path(tmp) / "home"), None)
-        ]
-        pg = _pg_database()
-        if pg is None:
-            rows.append(("postgresql", "all", "skipped: server unreachable"))
-        else:
-            backends.append(("postgresql", Settings(database_url=pg[0]), pg[1]))
-        for name, settings, drop in backends:
+        found, skipped = backends(Path(tmp))
+        rows.extend(("postgresql", "all", note) for note in skipped)
+        for name, settings, drop in found:
             app = build_app(settings, migrate=True)
             try:
                 _setup(app, "bench/eng/writes")

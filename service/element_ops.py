@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -79,22 +80,29 @@ class ElementOps(ServiceCore):
 
     def write_relationship(self, uow: UnitOfWork, caller: Caller, rel: Relationship) -> None:
         """Append a relationship and audit it."""
-        uow.store.insert_relationship(rel)
-        self.event(
-            uow,
-            caller,
-            rel.repo_key,
-            "relationship.added",
-            rel.recorded_at,
-            element_id=rel.source_element_id,
-            payload={
-                "relationship_id": rel.relationship_id,
-                "type_key": rel.type_key,
-                "kind": rel.relationship_kind.value,
-                "target_element_id": rel.target_element_id,
-                "target_version_id": rel.target_version_id,
-            },
-        )
+        self.write_relationships(uow, caller, [rel])
+
+    def write_relationships(
+        self, uow: UnitOfWork, caller: Caller, rels: Sequence[Relationship]
+    ) -> None:
+        """Append relationships in one statement, each with its own audit event."""
+        uow.store.insert_relationships(rels)
+        for rel in rels:
+            self.event(
+                uow,
+                caller,
+                rel.repo_key,
+                "relationship.added",
+                rel.recorded_at,
+                element_id=rel.source_element_id,
+                payload={
+                    "relationship_id": rel.relationship_id,
+                    "type_key": rel.type_key,
+                    "kind": rel.relationship_kind.value,
+                    "target_element_id": rel.target_element_id,
+                    "target_version_id": rel.target_version_id,
+                },
+            )
 
     def create_element(
         self,

@@ -481,24 +481,8 @@ class IngestOps(ElementOps):
         return added
 
     def _write_links(self, uow: UnitOfWork, run: _Run, rels: list[Relationship]) -> None:
-        """Append relationships in one statement, each audited like ``write_relationship``."""
-        uow.store.insert_relationships(rels)
-        for rel in rels:
-            self.event(
-                uow,
-                run.caller,
-                rel.repo_key,
-                "relationship.added",
-                rel.recorded_at,
-                element_id=rel.source_element_id,
-                payload={
-                    "relationship_id": rel.relationship_id,
-                    "type_key": rel.type_key,
-                    "kind": rel.relationship_kind.value,
-                    "target_element_id": rel.target_element_id,
-                    "target_version_id": None,
-                },
-            )
+        """Append the run's link relationships (one statement, each audited)."""
+        self.write_relationships(uow, run.caller, rels)
         run.tally.links_added += len(rels)
         run.tally.writes += len(rels)
 

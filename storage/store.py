@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -346,20 +347,26 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
         return {r.element_id: r.head_version_id for r in rows}
 
     # -- relationships -------------------------------------------------------------------
-    def insert_relationship(self, rel: Relationship) -> None:
-        """Append a relationship."""
+    def insert_relationships(self, rels: Sequence[Relationship]) -> None:
+        """Append many relationships in one statement."""
+        if not rels:
+            return
         self.conn.execute(
-            t.relationships.insert().values(
-                relationship_id=rel.relationship_id,
-                repo_key=rel.repo_key,
-                relationship_kind=rel.relationship_kind.value,
-                type_key=rel.type_key,
-                source_element_id=rel.source_element_id,
-                target_element_id=rel.target_element_id,
-                metadata=rel.metadata,
-                recorded_at=rel.recorded_at,
-                recorded_by=rel.recorded_by,
-            )
+            t.relationships.insert(),
+            [
+                {
+                    "relationship_id": r.relationship_id,
+                    "repo_key": r.repo_key,
+                    "relationship_kind": r.relationship_kind.value,
+                    "type_key": r.type_key,
+                    "source_element_id": r.source_element_id,
+                    "target_element_id": r.target_element_id,
+                    "metadata": r.metadata,
+                    "recorded_at": r.recorded_at,
+                    "recorded_by": r.recorded_by,
+                }
+                for r in rels
+            ],
         )
 
     def get_relationship(self, relationship_id: str) -> Relationship | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -217,28 +217,6 @@ class IngestStore:
             for r in self.conn.execute(q):
                 out.setdefault(r.source_element_id, []).append(relationship_from_row(r))
         return out
-
-    def insert_relationships(self, rels: Sequence[Relationship]) -> None:
-        """Append many relationships in one statement."""
-        if not rels:
-            return
-        self.conn.execute(
-            t.relationships.insert(),
-            [
-                {
-                    "relationship_id": r.relationship_id,
-                    "repo_key": r.repo_key,
-                    "relationship_kind": r.relationship_kind.value,
-                    "type_key": r.type_key,
-                    "source_element_id": r.source_element_id,
-                    "target_element_id": r.target_element_id,
-                    "metadata": r.metadata,
-                    "recorded_at": r.recorded_at,
-                    "recorded_by": r.recorded_by,
-                }
-                for r in rels
-            ],
-        )
 
 
 def _chunks(items: list[str]) -> Iterable[list[str]]:
