@@ -12,41 +12,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC, date, datetime
 from typing import Any
 
 from projection.keyword_index import IndexedChunk, KeywordIndex, classification_rank, indexed_chunks
+from projection.selection import epoch_of, is_superseded
 
 BATCH = 500
 
 
-def _epoch(value: Any) -> float | None:
-    """Epoch seconds of a datetime or an ISO date/datetime text (None when absent or invalid)."""
-    if isinstance(value, datetime):
-        return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=UTC).timestamp()
-    if isinstance(value, str) and value.strip():
-        try:
-            return _epoch(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
-        except ValueError:
-            return None
-    return None
-
-
-def is_superseded(metadata: dict[str, Any]) -> bool:
-    """Front matter or curation marked the version as replaced by another."""
-    status = str(metadata.get("status", "")).strip().lower()
-    return (
-        bool(metadata.get("superseded"))
-        or status == "superseded"
-        or bool(metadata.get("superseded_by"))
-    )
-
-
 def chunks_of(v: Any) -> list[IndexedChunk]:
     """The index documents of one indexable version (``storage.store_index.IndexableVersion``)."""
-    recorded_at = _epoch(v.recorded_at)
+    recorded_at = epoch_of(v.recorded_at)
     assert recorded_at is not None
     return indexed_chunks(
         body=v.body,
@@ -58,9 +34,9 @@ def chunks_of(v: Any) -> list[IndexedChunk]:
         source_kind=v.source_kind,
         type_key=v.type_key,
         recorded_at=recorded_at,
-        retired_at=_epoch(v.retired_at),
-        effective_from=_epoch(v.metadata.get("effective_from")),
-        effective_to=_epoch(v.metadata.get("effective_to")),
+        retired_at=epoch_of(v.retired_at),
+        effective_from=epoch_of(v.metadata.get("effective_from")),
+        effective_to=epoch_of(v.metadata.get("effective_to")),
         superseded=is_superseded(v.metadata),
     )
 
