@@ -109,12 +109,11 @@ def search_request(a: inputs.SearchArgs) -> dict[str, Any]:
 
 
 def _health(svc: MemoryService, caller: Caller, _: inputs.NoArgs) -> dict[str, Any]:
-    index = svc.indexer.status() if svc.indexer is not None else None
-    lagging = index is not None and not (index["pending"] == 0 and index["consistent"])
+    health = svc.health()
     return {
-        "status": "degraded" if lagging else "ok",
+        "status": "ok" if health["ready"] else "degraded",
         "principal": caller.principal_id,
-        "index": index,
+        "index": health["index"],
     }
 
 

@@ -109,18 +109,13 @@ def _operations_router(service: MemoryService, metrics: Metrics) -> APIRouter:
     )
     def readyz() -> Any:
         """Ready: the database answers and the keyword index has applied every commit."""
-        try:
-            index = service.indexer.status() if service.indexer is not None else None
-        except Exception as exc:  # any driver error means "not reachable"
-            failed = {"status": "not_ready", "database": type(exc).__name__, "index": None}
-            return JSONResponse(failed, status_code=503)
-        ready = index is None or (index["pending"] == 0 and index["consistent"])
+        health = service.health()
         body: dict[str, Any] = {
-            "status": "ready" if ready else "not_ready",
-            "database": "ok",
-            "index": index,
+            "status": "ready" if health["ready"] else "not_ready",
+            "database": health["database"],
+            "index": health["index"],
         }
-        return JSONResponse(body, status_code=200 if ready else 503)
+        return JSONResponse(body, status_code=200 if health["ready"] else 503)
 
     @router.get(
         "/metrics",

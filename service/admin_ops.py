@@ -291,6 +291,18 @@ class AdminOps(ServiceCore):
         result = indexer.rebuild(progress)
         return {**result, **indexer.status()}
 
+    def health(self) -> dict[str, Any]:
+        """Caller-free readiness: the database answers and the index has applied every commit.
+
+        Holds no content (counts only), so liveness probes and ``memory.health`` may call it.
+        """
+        try:
+            index = self.indexer.status() if self.indexer is not None else None
+        except Exception as exc:  # any driver error means "not reachable"
+            return {"ready": False, "database": type(exc).__name__, "index": None}
+        ready = index is None or (index["pending"] == 0 and index["consistent"])
+        return {"ready": ready, "database": "ok", "index": index}
+
     def _indexer(self) -> Any:
         if self.indexer is None:
             raise FailedPrecondition("this service runs without a keyword index")
