@@ -6,8 +6,8 @@
   ``ameide_request_duration_seconds{surface, operation}``;
 - ``ameide_index_lag`` (committed changes not yet applied to the keyword index) and
   ``ameide_index_consistent``, read from the service at scrape time;
-- ``ameide_proposal_queue_size{repository}`` (OPEN proposals), when the service offers
-  ``open_proposal_counts()``.
+- ``ameide_proposal_queue_size{repository}`` (OPEN proposals, from the service's caller-free
+  ``open_proposal_counts()``).
 
 ``ObserveMiddleware`` gives every request a trace id (the caller's ``X-Trace-Id`` or W3C
 ``traceparent`` when well-formed, else a fresh one; echoed in ``X-Trace-Id``), times it, counts
@@ -49,11 +49,7 @@ class _ServiceCollector(Collector):
         up = GaugeMetricFamily("ameide_database_up", "1 when the database answered the scrape")
         try:
             status = self._service.indexer.status() if self._service.indexer else None
-            counts = (
-                self._service.open_proposal_counts()
-                if hasattr(self._service, "open_proposal_counts")
-                else None
-            )
+            counts = self._service.open_proposal_counts()
         except Exception:  # a scrape must not fail because the database is down
             log.warning("metrics: the database did not answer", exc_info=True)
             up.add_metric([], 0)
@@ -72,13 +68,12 @@ class _ServiceCollector(Collector):
                 "1 when the keyword index holds exactly what the database says",
                 value=1 if status["consistent"] else 0,
             )
-        if counts is not None:
-            queue = GaugeMetricFamily(
-                "ameide_proposal_queue_size", "OPEN proposals", labels=["repository"]
-            )
-            for repo, n in sorted(counts.items()):
-                queue.add_metric([repo], n)
-            yield queue
+        queue = GaugeMetricFamily(
+            "ameide_proposal_queue_size", "OPEN proposals per repository", labels=["repository"]
+        )
+        for repo, n in sorted(counts.items()):
+            queue.add_metric([repo], n)
+        yield queue
 
 
 class Metrics:

@@ -303,6 +303,11 @@ class AdminOps(ServiceCore):
         ready = index is None or (index["pending"] == 0 and index["consistent"])
         return {"ready": ready, "database": "ok", "index": index}
 
+    def open_proposal_counts(self) -> dict[str, int]:
+        """Caller-free queue sizes for metrics: OPEN proposals per repository (counts only)."""
+        with self._uow(readonly=True) as uow:
+            return uow.store.open_proposal_counts()
+
     def _indexer(self) -> Any:
         if self.indexer is None:
             raise FailedPrecondition("this service runs without a keyword index")

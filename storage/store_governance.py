@@ -134,6 +134,16 @@ class GovernanceStore:
             q = q.where(c.proposer_actor_id == proposer)
         return [proposal_from_row(r) for r in self.conn.execute(q.order_by(c.created_at))]
 
+    def open_proposal_counts(self) -> dict[str, int]:
+        """OPEN proposals per repository key (repositories without any are absent)."""
+        c = t.proposals.c
+        q = (
+            sa.select(c.repo_key, sa.func.count())
+            .where(c.status == ProposalStatus.OPEN.value)
+            .group_by(c.repo_key)
+        )
+        return {str(r[0]): int(r[1]) for r in self.conn.execute(q)}
+
     def insert_decision(self, values: dict[str, Any]) -> None:
         """Record a decision row."""
         self.conn.execute(t.decisions.insert().values(**values))

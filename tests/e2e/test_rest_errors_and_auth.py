@@ -194,6 +194,21 @@ def test_metrics_count_requests_by_operation_and_show_index_lag(rest: Rest) -> N
     assert re.search(r"^ameide_database_up 1\.0$", text, re.M)
 
 
+def test_metrics_show_the_proposal_queue_per_repository(rest: Rest) -> None:
+    w = rest.world
+    element, v1 = w.canonical()
+    for n in range(2):
+        w.svc.propose(
+            w.agent, w.repo, body=f"# Testing SOP\n\nRun it {n}.\n", summary=f"edit {n}",
+            element_id=element, target_version_id=v1,
+        )  # fmt: skip
+    gauge = rf'^ameide_proposal_queue_size\{{repository="{re.escape(w.repo)}"\}} (\S+)$'
+    assert re.search(gauge, rest.client.get("/metrics").text, re.M).group(1) == "2.0"
+    newest = w.svc.proposal_list(w.curator, w.repo, status="OPEN")[-1]
+    w.svc.reject(w.curator, newest["proposal_id"], rationale="not now")
+    assert re.search(gauge, rest.client.get("/metrics").text, re.M).group(1) == "1.0"
+
+
 def test_probes_and_openapi_are_served_without_a_token(rest: Rest) -> None:
     assert rest.client.get("/healthz").json() == {"status": "ok"}
     ready = rest.client.get("/readyz")
