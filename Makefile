@@ -1,5 +1,5 @@
 # Two commands for a newcomer (see README):
-#   make demo   install, initialise ./.ameide and run the governed-loop demo through the CLI
+#   make demo   install, initialise ./.ameide, run the reference scenario through the CLI, serve it
 #   make test   install the test tools and run every check: ruff, mypy, import-linter, pytest
 PYTHON ?= python3
 VENV   ?= .venv

@@ -1,6 +1,11 @@
-"""The governed loop, end to end, through the installed ``ameide`` command line.
+"""The reference scenario through the installed ``ameide`` command line, then ``ameide serve``.
 
-    python scripts/demo.py          # against ./.ameide, or $AMEIDE_HOME when set
+    python scripts/demo.py              # against ./.ameide, or $AMEIDE_HOME when set
+    python scripts/demo.py --no-serve   # stop after the scenario (also AMEIDE_DEMO_SERVE=0)
+
+After the scenario it mints demo tokens for the agent and the curator, prints a ready-to-paste
+MCP client configuration and hands the process over to ``ameide serve`` on loopback
+(``AMEIDE_HTTP_PORT`` / ``AMEIDE_GRPC_PORT`` move the ports).
 
 Every step is a real ``ameide`` process; the printed ``$ ameide …`` lines are exactly what ran.
 Ids are picked up with extra ``--json`` reads that are not printed. Running it again is fine:
@@ -10,6 +15,7 @@ not behave as the story says.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import secrets
@@ -32,26 +38,14 @@ AGENT = "agent:coder-1"
 OTHER_AGENT = "agent:docs-bot"
 INGESTOR = "service:backlog-mirror"
 
-SOP_V1 = """# Testing SOP
-
-How to run the test phases of the platform.
-
-## Phase 0: static checks
-
-Run `make lint`.
-
-## Phase 1: unit tests
-
-Run `make test-unit`; no network, no database.
-
-## Phase 2: integration tests
-
-Run `make test-integration` against a local PostgreSQL.
-"""
-SOP_CLARIFIED = SOP_V1.replace("Run `make lint`.", "Run `make lint` (ruff and mypy).")
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+SOP_V1 = (EXAMPLES / "testing-sop.md").read_text(encoding="utf-8")
+PHASE_0 = "Run `make test-phase0`."
+SOP_CLARIFIED = SOP_V1.replace(PHASE_0, "Run `make test-phase0` (ruff, mypy, then pytest -m unit).")
 SOP_WITH_PHASE_3 = (
     SOP_V1 + "\n## Phase 3: end-to-end tests\n\nRun `make test-e2e`; it needs the staging stack.\n"
 )
+QUESTION = "how do I run phase 0/1/2 tests?"
 
 
 class DemoFailed(Exception):
@@ -92,17 +86,28 @@ def newest(events: list[dict[str, Any]], event_type: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    """Tell the story; raise ``DemoFailed`` at the first surprise."""
+    """Tell the story, then serve it; raise ``DemoFailed`` at the first surprise."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--no-serve", action="store_true", help="stop after the story instead of serving it"
+    )
+    args = parser.parse_args()
     if not AMEIDE.exists():
         raise DemoFailed(f"{AMEIDE} is missing: install the project first (make install)")
+    if not (EXAMPLES / "backlog").is_dir():
+        raise DemoFailed(f"the sample backlog {EXAMPLES / 'backlog'} is missing")
     home = os.environ.get("AMEIDE_HOME", ".ameide")
     repo = f"demo/eng/platform-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
     with tempfile.TemporaryDirectory(prefix="ameide-demo-") as tmp:
         story(home, repo, Path(tmp))
+    if args.no_serve or os.environ.get("AMEIDE_DEMO_SERVE", "1") == "0":
+        say("Not serving (--no-serve). `ameide serve` starts REST, gRPC and MCP over HTTP.")
+        return
+    serve(home, repo)
 
 
 def story(home: str, repo: str, files: Path) -> None:
-    """The steps, with the bodies written under ``files``."""
+    """The steps of product.md §9, with the bodies written under ``files``."""
     for name, body in [
         ("testing-sop.md", SOP_V1),
         ("testing-sop-clarified.md", SOP_CLARIFIED),
@@ -120,10 +125,13 @@ def story(home: str, repo: str, files: Path) -> None:
         (OTHER_AGENT, "agent"),
         (PUBLISHER, "publisher"),
         (AUDITOR, "auditor"),
+        (INGESTOR, "ingestor"),
     ]:
         ameide("grant", principal, role, "--repo", repo, as_=ADMIN)
 
-    say("A curator writes the canonical Testing SOP; a publisher publishes it.")
+    ingest_backlog(repo, files)
+
+    say("A curator writes the canonical Testing SOP (examples/testing-sop.md); it is published.")
     ameide(
         "element", "create", "--repo", repo, "--title", "Testing SOP", "--type-key",
         "ameide:sop", "--body-file", str(files / "testing-sop.md"), as_=CURATOR,
@@ -134,6 +142,8 @@ def story(home: str, repo: str, files: Path) -> None:
     first = query("baseline", "list", "--repo", repo, as_=PUBLISHER)[0]["baseline_id"]
     ameide("promote", first, "--repo", repo, "--reason", "first publication", as_=PUBLISHER)
     published_at = query("published", "--repo", repo, as_=AUDITOR)["moves"][-1]["at"]
+
+    ask(repo, expect_version=v1)
 
     say("An agent proposes an update, pinned to the version it read (v1).")
     ameide(
@@ -147,7 +157,7 @@ def story(home: str, repo: str, files: Path) -> None:
     ameide(
         "propose", "--repo", repo, "--element", element, "--target-version", v1,
         "--body-file", str(files / "testing-sop-clarified.md"),
-        "--summary", "Say what lint runs", as_=OTHER_AGENT,
+        "--summary", "Say what phase 0 runs", as_=OTHER_AGENT,
     )  # fmt: skip
     ameide("accept", open_proposal(repo, OTHER_AGENT), "--rationale", "clearer", as_=CURATOR)
 
@@ -165,15 +175,16 @@ def story(home: str, repo: str, files: Path) -> None:
     second = query("baseline", "list", "--repo", repo, as_=PUBLISHER)[0]["baseline_id"]
     ameide("baseline", "diff", first, second, as_=PUBLISHER)
     ameide("promote", second, "--repo", repo, "--reason", "phase 3 added", as_=PUBLISHER)
+    v3 = ask(repo, quiet=True)
+    if v3 == v1:
+        raise DemoFailed("after the second promotion a published read should cite the new SOP")
 
-    say("An auditor asks what was published at the first promotion, and now.")
+    say("An auditor asks what was published at the first promotion, and reads as of then.")
     ameide("published", "--repo", repo, "--as-of", published_at, as_=AUDITOR)
     then = query("published", "--repo", repo, "--as-of", published_at, as_=AUDITOR)
     if then["baseline_id"] != first:
         raise DemoFailed(f"as of {published_at} the published baseline should be {first}")
-    ameide("published", "--repo", repo, as_=AUDITOR)
-
-    read_side(repo, files)
+    ask(repo, as_of=published_at, expect_version=v1)
 
     say("Everything that happened to the SOP, and the audit chain.")
     ameide("history", "--repo", repo, "--element", element, as_=AUDITOR)
@@ -181,29 +192,76 @@ def story(home: str, repo: str, files: Path) -> None:
     say(f"Done: the governed loop ran end to end in {repo}.")
 
 
-def read_side(repo: str, files: Path) -> None:
-    """Mirror the sample backlog in as evidence, then read context as an agent."""
-    backlog = Path(__file__).resolve().parents[1] / "examples" / "backlog"
-    if not backlog.is_dir():
-        say(f"(no sample backlog at {backlog}: skipping ingest and the context read)")
-        return
+def ingest_backlog(repo: str, files: Path) -> None:
+    """Mirror the sample backlog (made a git repository on the fly) in as evidence."""
     source = files / "backlog"
-    shutil.copytree(backlog, source)
+    shutil.copytree(EXAMPLES / "backlog", source)
     env = {**os.environ, "GIT_AUTHOR_NAME": "demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
            "GIT_COMMITTER_NAME": "demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid"}  # fmt: skip
     for cmd in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "backlog"]):
         subprocess.run(["git", "-C", str(source), *cmd], check=True, env=env)
     say("An ingestor mirrors the sample engineering backlog in as evidence (git → elements).")
-    ameide("grant", INGESTOR, "ingestor", "--repo", repo, as_=ADMIN)
     ameide("ingest", "backlog", str(source), "--repo", repo, as_=INGESTOR)
-    say("An agent asks how to run the tests: published truth first, evidence below, cited.")
-    question = "how do I run phase 0/1/2 tests?"
-    ameide("context", question, "--repo", repo, "--max-items", "4", "--detail", "titles",
-           as_=AGENT)  # fmt: skip
-    answer = query("context", question, "--repo", repo, "--max-items", "4", as_=AGENT)
+
+
+def ask(
+    repo: str, *, as_of: str | None = None, expect_version: str | None = None, quiet: bool = False
+) -> str:
+    """The agent's question; the published SOP must come first. Returns its cited version."""
+    when = ["--as-of", as_of] if as_of else []
+    if not quiet:
+        say(
+            f"An agent asks {QUESTION!r}"
+            + (f" as of {as_of}" if as_of else ": published truth first, evidence below, cited.")
+        )
+        ameide("context", QUESTION, "--repo", repo, *when, "--max-items", "4", "--detail",
+               "titles", as_=AGENT)  # fmt: skip
+    answer = query("context", QUESTION, "--repo", repo, *when, "--max-items", "4", as_=AGENT)
     first = answer["items"][0]
     if first["source_kind"] != "CANONICAL" or first["title"] != "Testing SOP":
         raise DemoFailed(f"the published SOP should come first, got {first['title']!r}")
+    version = str(first["version_id"])
+    if expect_version is not None and version != expect_version:
+        raise DemoFailed(f"the read should cite SOP version {expect_version}, got {version}")
+    return version
+
+
+def serve(home: str, repo: str) -> None:
+    """Mint demo tokens, print how to connect, then hand over to ``ameide serve``."""
+    host = "127.0.0.1"
+    port = os.environ.get("AMEIDE_HTTP_PORT", "8080")
+    grpc_port = os.environ.get("AMEIDE_GRPC_PORT", "50051")
+    agent = query("token", "create", AGENT, as_=ADMIN)["token"]
+    curator = query("token", "create", CURATOR, as_=ADMIN)["token"]
+    mcp_url = f"http://{host}:{port}/mcp"
+    config = {
+        "mcpServers": {
+            "ameide": {"url": mcp_url, "headers": {"Authorization": f"Bearer {agent}"}},
+            "ameide-stdio": {
+                "command": str(AMEIDE),
+                "args": ["--home", str(Path(home).resolve()), "--as", AGENT, "mcp"],
+            },
+        }
+    }
+    say("Serving the demo. Demo tokens (shown once; they are stored hashed):")
+    print(f"  agent   {AGENT}: {agent}")
+    print(f"  curator {CURATOR}: {curator}")
+    print(f"  repository: {repo}")
+    say("MCP client configuration (Streamable HTTP, or stdio as the agent), ready to paste:")
+    print(json.dumps(config, indent=2))
+    tenant, org, name = repo.split("/")
+    body = json.dumps(
+        {"scope": {"tenant_id": tenant, "organization_id": org, "repository_id": name},
+         "query": QUESTION, "budget": {"max_items": 3}, "detail_level": "titles"}
+    )  # fmt: skip
+    say("Try it (REST; OpenAPI at /docs):")
+    print(f"  curl -s -H 'Authorization: Bearer {agent}' -H 'Content-Type: application/json' \\")
+    print(f"    -d '{body}' http://{host}:{port}/v1/context")
+    print(f"  {AMEIDE} test        # the reference scenario end to end (smoke)")
+    say(f"Starting `ameide serve` on {host} (REST :{port}, gRPC :{grpc_port}); Ctrl-C stops it.")
+    sys.stdout.flush()
+    argv = [str(AMEIDE), "serve", "--host", host, "--port", port, "--grpc-port", grpc_port]
+    os.execv(argv[0], argv)  # noqa: S606 (a fixed argv: our own installed command)
 
 
 def open_proposal(repo: str, proposer: str) -> str:
