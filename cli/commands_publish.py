@@ -128,11 +128,23 @@ def promote(
     baseline_id: BaselineId,
     repo: Repo,
     reason: Reason = None,
+    expected: Annotated[
+        str | None,
+        typer.Option(
+            "--expected-baseline",
+            metavar="BASELINE_ID",
+            help="Promote only if this baseline is still the published one (compare-and-swap); "
+            "otherwise exit 6 (lost race) and change nothing.",
+        ),
+    ] = None,
     json_: JsonFlag = False,
 ) -> None:
     """Move the repository's published pointer to a baseline (publisher)."""
     s = session(ctx, json_)
-    s.emit(s.service.promote(s.caller, baseline_id, repo, reason), _show_move)
+    s.emit(
+        s.service.promote(s.caller, baseline_id, repo, reason, expected_baseline_id=expected),
+        _show_move,
+    )
 
 
 def rollback(

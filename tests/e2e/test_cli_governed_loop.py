@@ -216,3 +216,19 @@ def test_grants_tokens_and_legal_hold_are_administered_from_the_cli(repo):
     assert held.stderr.startswith("error: LEGAL_HOLD: ")
     cli.ok("hold", "release", "--repo", repo.key)
     assert cli.ok("element", "retire", element, as_=repo.curator)["element"]["retired_at"]
+
+
+def test_promote_with_an_expected_baseline_is_a_compare_and_swap(repo):
+    cli = repo.cli
+    repo.canonical()
+    first = cli.ok("baseline", "create", "--repo", repo.key, as_=repo.publisher)["baseline_id"]
+    second = cli.ok("baseline", "create", "--repo", repo.key, as_=repo.publisher)["baseline_id"]
+    cli.ok("promote", first, "--repo", repo.key, as_=repo.publisher)
+
+    lost = cli("promote", second, "--repo", repo.key, "--expected-baseline", second,
+               as_=repo.publisher)  # fmt: skip
+    assert lost.exit_code == 6, lost.output
+    assert cli.ok("published", "--repo", repo.key, as_=repo.auditor)["baseline_id"] == first
+
+    cli.ok("promote", second, "--repo", repo.key, "--expected-baseline", first, as_=repo.publisher)
+    assert cli.ok("published", "--repo", repo.key, as_=repo.auditor)["baseline_id"] == second
