@@ -18,6 +18,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -169,6 +170,7 @@ class MemoryMcp:
         access_log.info(
             json.dumps(
                 {
+                    "ts": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
                     "surface": self.surface,
                     "trace_id": trace_id,
                     "principal": principal,

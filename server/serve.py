@@ -11,10 +11,12 @@ within the grace period.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -194,6 +196,11 @@ class AmeideServer:
             self._uvicorn.run()
         finally:
             self.grpc.stop(grace=self.config.grace_seconds).wait()
+            log.info("stopped: HTTP and gRPC drained")
+        # uvicorn re-raises the signal that stopped it; it is held back until gRPC has drained
+        # (the default SIGTERM handler would otherwise end the process before the drain)
+        for sig in reversed(self._uvicorn.held_signals):
+            signal.raise_signal(sig)
 
     def stop(self) -> None:
         """Ask the server to shut down gracefully (from any thread)."""
@@ -209,6 +216,16 @@ class _Uvicorn(uvicorn.Server):
     """A uvicorn server that reports its bound port and when it has started."""
 
     on_started: Callable[[], None] | None = None
+    held_signals: tuple[int, ...] = ()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """uvicorn's signal capture, minus its re-raise on exit (``AmeideServer.run`` does it)."""
+        self.held_signals = ()
+        with super().capture_signals():
+            yield
+            self.held_signals = tuple(self._captured_signals)
+            self._captured_signals.clear()
 
     @property
     def port(self) -> int:
@@ -232,3 +249,4 @@ def configure_logging() -> None:
     access.setLevel(logging.INFO)
     access.propagate = False
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    log.setLevel(logging.INFO)  # start and stop of the server itself

@@ -3,6 +3,8 @@ refusing an open bind without authentication and stopping gracefully."""
 
 from __future__ import annotations
 
+import json
+import signal
 import subprocess
 import sys
 import threading
@@ -112,3 +114,29 @@ def test_ameide_serve_refuses_an_open_bind_without_authentication(world: World) 
     assert run.returncode == 2, run.stderr
     assert "refusing to serve on 0.0.0.0 without authentication" in run.stderr
     assert run.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_ameide_serve_drains_grpc_before_a_signal_ends_it(world: World, sig: int) -> None:
+    home = str(world.app.settings.home)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH_CLI, "--home", home, "--as", world.admin.principal_id,
+         "--json", "serve", "--port", "0", "--grpc-port", "0", "--grace", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline()]  # printed once every surface listens
+        while lines[-1] and lines[-1].rstrip() != "}":
+            lines.append(proc.stdout.readline())
+        endpoints = json.loads("".join(lines))
+        assert httpx.get(endpoints["rest"].removesuffix("/v1") + "/healthz").status_code == 200
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert "stopped: HTTP and gRPC drained" in stderr
+    assert "Traceback" not in stderr
+    # the signal still ends the process the conventional way, after the drain
+    assert proc.returncode in (-sig, 128 + sig, 130 if sig == signal.SIGINT else -sig)
