@@ -3,6 +3,12 @@
 A golden query grades documents by a *key* — the provenance path of an ingested file or an
 element id — from 1 (related) to 3 (answers it). A run's ranked list is a list of keys, best
 first; a key seen again counts as no gain (returning the same document twice helps nobody).
+
+A query may also name groups of keys that are *one answer* (``same_answer``: a page and the
+mirror that copies its section word for word). A group counts once, in every pipeline alike: the
+first member returned gains its own grade, later members gain nothing, the ideal ranking holds
+the group once at its best grade, and recall counts answers, not keys. So collapsing a mirror
+into its original costs nothing, and showing both gains nothing twice.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 METRICS = ("precision", "recall", "ndcg", "mrr", "duplicate_rate", "context_chars")
 
@@ -21,6 +27,8 @@ class GoldenQuery:
 
     query: str
     relevant: Mapping[str, int]
+    same_answer: Mapping[str, str] = field(default_factory=dict)
+    """Each key of a ``same_answer`` group mapped to its group's first key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +41,9 @@ class RunResult:
 
 
 def parse_dataset(lines: Iterable[str]) -> list[GoldenQuery]:
-    """Parse JSONL lines ``{"query": …, "relevant": {key: grade}}``; blank lines are skipped.
+    """Parse JSONL lines ``{"query": …, "relevant": {key: grade}, "same_answer": [[key, …]]}``
+    (``same_answer`` optional; each group names two or more graded keys, a key at most once);
+    blank lines are skipped.
 
     Raises ``ValueError`` naming the line for anything else.
     """
@@ -53,44 +63,86 @@ def parse_dataset(lines: Iterable[str]) -> list[GoldenQuery]:
             isinstance(g, int) and not isinstance(g, bool) and g >= 0 for g in relevant.values()
         ):
             raise ValueError(f"line {number}: 'relevant' must map keys to grades >= 0")
-        queries.append(GoldenQuery(query, dict(relevant)))
+        same = _same_answer(row.get("same_answer", []), relevant, number)
+        queries.append(GoldenQuery(query, dict(relevant), same))
     if not queries:
         raise ValueError("the dataset holds no queries")
     return queries
 
 
-def _gains(keys: Sequence[str], relevant: Mapping[str, int], k: int) -> list[int]:
+def _same_answer(groups: object, relevant: Mapping[str, int], number: int) -> dict[str, str]:
+    """``same_answer`` of one line as key → the first key of its group."""
+    bad = ValueError(
+        f"line {number}: 'same_answer' must be a list of groups of two or more graded keys, "
+        "each key in one group at most"
+    )
+    if not isinstance(groups, list):
+        raise bad
+    same: dict[str, str] = {}
+    for group in groups:
+        if not isinstance(group, list) or len(group) < 2:
+            raise bad
+        for key in group:
+            if not isinstance(key, str) or key not in relevant or key in same:
+                raise bad
+            same[key] = group[0]
+    return same
+
+
+def _answers(relevant: Mapping[str, int], same: Mapping[str, str]) -> dict[str, int]:
+    """The best grade of each answer (a ``same_answer`` group or a lone key)."""
+    best: dict[str, int] = {}
+    for key, grade in relevant.items():
+        answer = same.get(key, key)
+        best[answer] = max(best.get(answer, 0), grade)
+    return best
+
+
+def _gains(
+    keys: Sequence[str], relevant: Mapping[str, int], k: int, same: Mapping[str, str]
+) -> list[int]:
     seen: set[str] = set()
     gains = []
     for key in keys[:k]:
-        gains.append(0 if key in seen else relevant.get(key, 0))
-        seen.add(key)
+        answer = same.get(key, key)
+        gains.append(0 if answer in seen else relevant.get(key, 0))
+        seen.add(answer)
     return gains
 
 
-def precision_at_k(keys: Sequence[str], relevant: Mapping[str, int], k: int) -> float:
-    """Relevant results in the top ``k``, divided by ``k``."""
-    return sum(1 for g in _gains(keys, relevant, k) if g > 0) / k
+def precision_at_k(
+    keys: Sequence[str], relevant: Mapping[str, int], k: int, same: Mapping[str, str] | None = None
+) -> float:
+    """Relevant answers in the top ``k``, divided by ``k``."""
+    return sum(1 for g in _gains(keys, relevant, k, same or {}) if g > 0) / k
 
 
-def recall_at_k(keys: Sequence[str], relevant: Mapping[str, int], k: int) -> float:
-    """Relevant results in the top ``k``, divided by the number of relevant keys."""
-    total = sum(1 for g in relevant.values() if g > 0)
+def recall_at_k(
+    keys: Sequence[str], relevant: Mapping[str, int], k: int, same: Mapping[str, str] | None = None
+) -> float:
+    """Relevant answers in the top ``k``, divided by the number of relevant answers."""
+    total = sum(1 for g in _answers(relevant, same or {}).values() if g > 0)
     if not total:
         return 0.0
-    return sum(1 for g in _gains(keys, relevant, k) if g > 0) / total
+    return sum(1 for g in _gains(keys, relevant, k, same or {}) if g > 0) / total
 
 
-def ndcg_at_k(keys: Sequence[str], relevant: Mapping[str, int], k: int) -> float:
-    """Normalised discounted cumulative gain with graded gains ``2**grade - 1``."""
-    ideal = sorted((g for g in relevant.values() if g > 0), reverse=True)[:k]
+def ndcg_at_k(
+    keys: Sequence[str], relevant: Mapping[str, int], k: int, same: Mapping[str, str] | None = None
+) -> float:
+    """Normalised discounted cumulative gain with graded gains ``2**grade - 1``; the ideal
+    ranking holds each answer once, at its best grade."""
+    grades = _answers(relevant, same or {}).values()
+    ideal = sorted((g for g in grades if g > 0), reverse=True)[:k]
     best = _dcg(ideal)
-    return _dcg(_gains(keys, relevant, k)) / best if best else 0.0
+    return _dcg(_gains(keys, relevant, k, same or {})) / best if best else 0.0
 
 
-def reciprocal_rank(keys: Sequence[str], relevant: Mapping[str, int], k: int) -> float:
+def reciprocal_rank(
+    keys: Sequence[str], relevant: Mapping[str, int], k: int, same: Mapping[str, str] | None = None
+) -> float:
     """1 / rank of the first relevant result in the top ``k`` (0 when there is none)."""
-    for rank, gain in enumerate(_gains(keys, relevant, k), start=1):
+    for rank, gain in enumerate(_gains(keys, relevant, k, same or {}), start=1):
         if gain > 0:
             return 1.0 / rank
     return 0.0
@@ -102,11 +154,12 @@ def _dcg(gains: Sequence[int]) -> float:
 
 def evaluate_run(query: GoldenQuery, result: RunResult, k: int) -> dict[str, float]:
     """Every metric of one query's run."""
+    keys, relevant, same = result.keys, query.relevant, query.same_answer
     return {
-        "precision": precision_at_k(result.keys, query.relevant, k),
-        "recall": recall_at_k(result.keys, query.relevant, k),
-        "ndcg": ndcg_at_k(result.keys, query.relevant, k),
-        "mrr": reciprocal_rank(result.keys, query.relevant, k),
+        "precision": precision_at_k(keys, relevant, k, same),
+        "recall": recall_at_k(keys, relevant, k, same),
+        "ndcg": ndcg_at_k(keys, relevant, k, same),
+        "mrr": reciprocal_rank(keys, relevant, k, same),
         "duplicate_rate": result.duplicate_rate,
         "context_chars": float(result.context_chars),
     }

@@ -13,8 +13,14 @@ each term a value in [0, 1] (hops for graph distance) times a configurable weigh
   evidence it matches at least half as well as, while a canonical page that merely shares a
   common word with the query does not jump over evidence that answers it.
 - *recency* halves every ``recency_half_life_days`` of age at the read's instant.
-- *superseded*, *retired*, *graph distance* and *duplicate* (similarity to a better item that
-  stayed below the collapse threshold) demote.
+- *superseded* is the relevance again for superseded content: it scores
+  ``relevance * (1 - superseded weight)`` — with the default, half — so it falls below its
+  replacement whenever that matches at least half as well, yet stays above content that hardly
+  matches (demoted, not buried).
+- *retired*, *graph distance* and *duplicate* (similarity to the item it copies, below the
+  collapse threshold) demote by a fixed amount.
+- A collapsed group of mirrors is one answer: its representative is ranked with the best
+  relevance among its members (:func:`represent`).
 """
 
 from __future__ import annotations
@@ -43,7 +49,8 @@ class RankingWeights:
     recency: float = 0.05
     recency_half_life_days: float = 365.0
     graph_distance: float = 0.15
-    superseded: float = 0.3
+    # Superseded content counts (1 - superseded) of its relevance: half by default.
+    superseded: float = 0.5
     retired: float = 0.4
     duplicate: float = 0.5
     expansion_decay: float = 0.5
@@ -65,8 +72,8 @@ class RankingWeights:
                 raise ValueError(f"ranking weight {name} must be a finite number >= 0")
             parsed[name] = float(value)
         weights = replace(cls(), **parsed)
-        if weights.chunk_share > 1 or weights.expansion_decay > 1:
-            raise ValueError("chunk_share and expansion_decay must be within [0, 1]")
+        if max(weights.chunk_share, weights.expansion_decay, weights.superseded) > 1:
+            raise ValueError("chunk_share, expansion_decay and superseded must be within [0, 1]")
         if weights.recency_half_life_days <= 0:
             raise ValueError("recency_half_life_days must be positive")
         return weights
@@ -154,22 +161,30 @@ def relevance(candidates: Sequence[Candidate], weights: RankingWeights) -> dict[
 def score(candidates: Sequence[Candidate], weights: RankingWeights, now: float) -> list[Scored]:
     """Score every candidate; best first, ties broken by element then version id."""
     relevant = relevance(candidates, weights)
-    scored = []
-    for c in candidates:
-        age_days = max(0.0, now - c.recorded_at) / _DAY
-        breakdown = {
-            "relevance": _term(relevant[c.version_id], weights.relevance),
-            "trust": _term(
-                relevant[c.version_id] if c.source_kind == CANONICAL else 0.0, weights.trust
-            ),
-            "recency": _term(0.5 ** (age_days / weights.recency_half_life_days), weights.recency),
-            "graph_distance": _term(float(c.hops), -weights.graph_distance),
-            "superseded": _term(1.0 if c.superseded else 0.0, -weights.superseded),
-            "retired": _term(1.0 if c.retired else 0.0, -weights.retired),
-            "duplicate": _term(0.0, -weights.duplicate),
-        }
-        scored.append(Scored(c, _total(breakdown), breakdown))
-    return order(scored)
+    return order([_scored(c, relevant[c.version_id], weights, now) for c in candidates])
+
+
+def represent(item: Scored, group: Sequence[Scored], weights: RankingWeights, now: float) -> Scored:
+    """``item`` as the representative of the mirrors collapsed into it: one answer, ranked by the
+    best relevance among its members (its terms are recomputed from that relevance)."""
+    best = max((m.breakdown["relevance"]["value"] for m in group), default=0.0)
+    if best <= item.breakdown["relevance"]["value"]:
+        return item
+    return _scored(item.candidate, best, weights, now)
+
+
+def _scored(c: Candidate, relevant: float, weights: RankingWeights, now: float) -> Scored:
+    age_days = max(0.0, now - c.recorded_at) / _DAY
+    breakdown = {
+        "relevance": _term(relevant, weights.relevance),
+        "trust": _term(relevant if c.source_kind == CANONICAL else 0.0, weights.trust),
+        "recency": _term(0.5 ** (age_days / weights.recency_half_life_days), weights.recency),
+        "graph_distance": _term(float(c.hops), -weights.graph_distance),
+        "superseded": _term(relevant if c.superseded else 0.0, -weights.superseded),
+        "retired": _term(1.0 if c.retired else 0.0, -weights.retired),
+        "duplicate": _term(0.0, -weights.duplicate),
+    }
+    return Scored(c, _total(breakdown), breakdown)
 
 
 def order(scored: Sequence[Scored]) -> list[Scored]:

@@ -3,7 +3,7 @@
 - ``keyword``: plain keyword recall — the index's best chunk per version in BM25 order, inside
   the same permission filter and selection as a read, nothing else;
 - ``full``: the read_context pipeline without expansion (both BM25 signals, trust, recency,
-  superseded demotion, near-duplicate collapse);
+  superseded demotion, near-duplicate collapse into the right representative);
 - ``full_expanded``: the same with one hop of relationship expansion.
 
 Each returned item is keyed by its element id when the dataset grades element ids, else by the

@@ -5,8 +5,9 @@
 2. *Recall* inside the selection by query (the keyword index, filtered while matching), by
    element ids or by version ids — ``service.read_recall``.
 3. *Expand* from the best recalled elements along relationships, if asked.
-4. *Rank* with the transparent weighted score (``projection.ranking``), *collapse* mirrors of
-   better items (``projection.dedup``) and demote look-alikes.
+4. *Rank* with the transparent weighted score (``projection.ranking``), *collapse* mirrors
+   into their representative (``projection.dedup``: the original, or the more trusted copy,
+   ranked by the group's best relevance) and demote look-alike copies.
 5. *Pack* into the budget with exact citations and the context block
    (``projection.packaging``).
 
@@ -32,8 +33,8 @@ from projection.packaging import (
     query_terms,
     shown_text,
 )
-from projection.ranking import Candidate, RankingWeights, order, score
-from projection.selection import Selection, is_superseded
+from projection.ranking import Candidate, RankingWeights, Scored, order, represent, score
+from projection.selection import CANONICAL, Selection, is_superseded
 from service.authz import Caller, Permission
 from service.core import ServiceCore, UnitOfWork
 from service.read_recall import (
@@ -179,13 +180,14 @@ class ReadPipeline(ServiceCore):
         selection: Selection,
         instant: datetime,
     ) -> Ranked:
-        """Score the recalled versions, choose what to show, collapse mirrors, demote
-        look-alikes; collapsed ones go to the trace."""
+        """Score the recalled versions, choose what to show, collapse mirrors into their
+        representative (ranked by its group's best relevance), demote look-alike copies;
+        collapsed ones go to the trace."""
         rows = uow.store.version_rows([r.version_id for r in recalled])
         found = [r for r in recalled if r.version_id in rows]
         candidates = [_candidate(r, rows[r.version_id], selection) for r in found]
-        weights = self.ranking_weights
-        scored = score(candidates, weights, instant.timestamp())
+        weights, now = self.ranking_weights, instant.timestamp()
+        scored = score(candidates, weights, now)
         terms = query_terms(req.query or "")
         sources = {r.version_id: self._source(r, rows[r.version_id], req, terms) for r in found}
         kept, collapsed = collapse(
@@ -195,6 +197,7 @@ class ReadPipeline(ServiceCore):
             ),
             lambda s: self._shingles(s.candidate.version_id, sources[s.candidate.version_id].body),
             limit=req.budget.max_items + 4,  # demoted look-alikes may fall behind a few
+            standing=_standing,
         )
         duplicates = [
             {
@@ -205,10 +208,15 @@ class ReadPipeline(ServiceCore):
             }
             for c in collapsed
         ]
-        demoted = [
-            k.item.with_duplicate(k.similarity, weights.duplicate) if k.similarity else k.item
-            for k in kept
-        ]
+        groups: dict[str, list[Scored]] = {}
+        for c in collapsed:
+            groups.setdefault(c.duplicate_of.candidate.version_id, []).append(c.item)
+        demoted = []
+        for k in kept:
+            item = represent(k.item, groups.get(k.item.candidate.version_id, ()), weights, now)
+            demoted.append(
+                item.with_duplicate(k.similarity, weights.duplicate) if k.similarity else item
+            )
         return Ranked(order(demoted), sources, rows, duplicates)
 
     def _source(
@@ -231,6 +239,15 @@ class ReadPipeline(ServiceCore):
             pieces=tuple(pieces),
             note=note if erased else None,
         )
+
+
+def _standing(s: Scored) -> float:
+    """Which of two mirrors represents them: canonical over evidence, current over superseded
+    or retired (at equal standing the original, see ``projection.dedup``)."""
+    c = s.candidate
+    return (2.0 if c.source_kind == CANONICAL else 0.0) - (
+        1.0 if c.superseded or c.retired else 0.0
+    )
 
 
 def _candidate(r: Recalled, row: Mapping[str, Any], selection: Selection) -> Candidate:

@@ -70,13 +70,11 @@ def test_the_golden_set_runs_through_three_pipelines(evaluation: dict[str, Any])
         }
 
 
-def test_the_full_pipeline_removes_duplicates_and_stays_close_to_keyword_ndcg(evaluation) -> None:
-    # Known gap (issue 3, acceptance 6): on the shipped golden set the full pipeline's nDCG@10 is
-    # about 0.01 below plain keyword recall, because it demotes superseded documents and
-    # collapses mirrors that the golden set still grades; the margin is pinned here so a
-    # regression fails, while the README reports the measured table.
+def test_the_full_pipeline_is_at_least_as_good_as_keyword_recall(evaluation) -> None:
+    # Issue 3, acceptance 6: on the shipped golden set the full pipeline is at least as good as
+    # plain keyword recall on nDCG@10 and duplicate rate (the measured table is in the README).
     keyword, full = evaluation["pipelines"]["keyword"], evaluation["pipelines"]["full"]
-    assert full["ndcg"] >= keyword["ndcg"] - 0.03
+    assert full["ndcg"] >= keyword["ndcg"]
     assert full["duplicate_rate"] <= keyword["duplicate_rate"]
     expanded = evaluation["pipelines"]["full_expanded"]
     assert expanded["duplicate_rate"] <= keyword["duplicate_rate"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from projection.contexts import differences, verify
@@ -14,7 +16,14 @@ from projection.eval_metrics import (
     recall_at_k,
     reciprocal_rank,
 )
-from projection.ranking import WHY_KEYWORD, WHY_RELATIONSHIP, Candidate, RankingWeights, score
+from projection.ranking import (
+    WHY_KEYWORD,
+    WHY_RELATIONSHIP,
+    Candidate,
+    RankingWeights,
+    represent,
+    score,
+)
 from projection.selection import is_superseded, valid_at
 
 NOW = 1_800_000_000.0
@@ -46,6 +55,35 @@ def test_superseded_and_retired_content_is_demoted() -> None:
         NOW,
     )
     assert ranked[0].candidate.version_id == "new"
+
+
+def test_superseded_content_is_demoted_by_a_share_of_its_relevance_not_buried() -> None:
+    ranked = score(
+        [
+            _c("old", 10.0, "INGESTED_EVIDENCE", superseded=True),
+            _c("new", 6.0, "INGESTED_EVIDENCE"),
+            _c("weak", 3.0, "INGESTED_EVIDENCE"),
+        ],
+        RankingWeights(),
+        NOW,
+    )
+    assert [s.candidate.version_id for s in ranked] == ["new", "old", "weak"]
+    assert ranked[1].breakdown["superseded"]["value"] == pytest.approx(1.0)
+    assert ranked[1].breakdown["superseded"]["contribution"] == pytest.approx(-0.5)
+    with pytest.raises(ValueError, match="superseded"):
+        RankingWeights.from_mapping({"superseded": 1.5})
+
+
+def test_a_representative_is_ranked_with_the_best_relevance_of_its_mirrors() -> None:
+    copy, original = score(
+        [_c("copy", 10.0, "INGESTED_EVIDENCE"), _c("original", 5.0, "INGESTED_EVIDENCE")],
+        RankingWeights(),
+        NOW,
+    )
+    lifted = represent(original, [copy], RankingWeights(), NOW)
+    assert lifted.breakdown["relevance"]["value"] == pytest.approx(1.0)
+    assert lifted.score == pytest.approx(copy.score)
+    assert represent(copy, [original], RankingWeights(), NOW) is copy
 
 
 def test_the_breakdown_sums_to_the_score() -> None:
@@ -93,6 +131,43 @@ def test_a_mirror_is_collapsed_into_the_better_item_and_look_alikes_kept() -> No
     )
 
 
+def test_the_original_represents_a_mirror_that_ranked_above_it() -> None:
+    section = " ".join(f"word{i}" for i in range(40))
+    items = ["copy", "other", "orig"]
+    texts = {
+        "copy": section,
+        "other": "entirely different words here",
+        "orig": "intro text with more words " + section + " and an outro of its own here",
+    }
+    kept, collapsed = collapse(items, texts.__getitem__, lambda i: shingles(texts[i]))
+    assert [k.item for k in kept] == ["orig", "other"]  # at the copy's slot
+    assert [(c.item, c.duplicate_of) for c in collapsed] == [("copy", "orig")]
+    # higher standing (e.g. canonical over evidence) is never replaced by the original; the
+    # original stays a look-alike (its intro and outro are not in the copy)
+    kept, collapsed = collapse(
+        items,
+        texts.__getitem__,
+        lambda i: shingles(texts[i]),
+        standing=lambda i: 1.0 if i == "copy" else 0.0,
+    )
+    assert not collapsed
+    assert [k.item for k in kept] == ["copy", "other", "orig"]
+    assert (kept[2].similar_to, kept[0].similarity) == ("copy", 0.0)
+
+
+def test_of_two_look_alikes_the_copy_is_marked_for_demotion() -> None:
+    section = " ".join(f"word{i}" for i in range(40))
+    extra = " ".join(f"own{i}" for i in range(15))
+    rest = " ".join(f"more{i}" for i in range(40))
+    texts = {"copy": section + " " + extra, "orig": "intro " + section + " " + rest}
+    kept, collapsed = collapse(["copy", "orig"], texts.__getitem__, lambda i: shingles(texts[i]))
+    assert not collapsed
+    by_item = {k.item: k for k in kept}
+    assert by_item["orig"].similarity == 0.0
+    assert 0.5 <= by_item["copy"].similarity < 0.8
+    assert by_item["copy"].similar_to == "orig"
+
+
 def test_metrics_on_a_small_ranking() -> None:
     relevant = {"a": 3, "b": 1, "c": 2}
     keys = ["x", "a", "a", "c"]
@@ -102,6 +177,26 @@ def test_metrics_on_a_small_ranking() -> None:
     assert ndcg_at_k(["a", "c", "b"], relevant, 3) == pytest.approx(1.0)
     assert 0 < ndcg_at_k(keys, relevant, 4) < 1
     assert mean_metrics([])["ndcg"] == 0.0
+
+
+def test_a_same_answer_group_counts_once_in_every_metric() -> None:
+    grades = {"orig": 3, "copy": 2, "b": 1}
+    (q,) = parse_dataset(
+        [json.dumps({"query": "q", "relevant": grades, "same_answer": [["orig", "copy"]]})]
+    )
+    relevant, same = q.relevant, q.same_answer
+    assert same == {"orig": "orig", "copy": "orig"}
+    assert ndcg_at_k(["orig", "b"], relevant, 10, same) == pytest.approx(1.0)
+    assert ndcg_at_k(["orig", "copy", "b"], relevant, 10, same) < 1.0  # the copy gains nothing
+    worse = ndcg_at_k(["copy", "b"], relevant, 10, same)
+    assert worse < ndcg_at_k(["orig", "b"], relevant, 10, same)
+    assert recall_at_k(["copy", "orig"], relevant, 10, same) == pytest.approx(0.5)
+    assert precision_at_k(["copy", "orig"], relevant, 2, same) == pytest.approx(0.5)
+    assert reciprocal_rank(["x", "copy"], relevant, 10, same) == pytest.approx(0.5)
+    for bad in ([["orig"]], [["orig", "nope"]], [["orig", "copy"], ["copy", "b"]], "x"):
+        line = json.dumps({"query": "q", "relevant": grades, "same_answer": bad})
+        with pytest.raises(ValueError, match="same_answer"):
+            parse_dataset([line])
 
 
 def test_datasets_are_parsed_with_line_numbers_in_errors() -> None:
