@@ -26,6 +26,7 @@ from cli import (
     commands_publish,
     commands_read,
     commands_serve,
+    commands_test,
     output,
 )
 from cli.errors import EXIT_CODES, EXIT_INTERNAL, EXIT_OK, USAGE_ERROR_CODE, exit_code_for
@@ -183,6 +184,7 @@ commands_ingest.register(app)
 commands_index.register(app)
 commands_mcp.register(app)
 commands_serve.register(app)
+commands_test.register(app)
 
 
 def run() -> None:

@@ -1,0 +1,133 @@
+"""The embedded instance the smoke creates: a fresh home in a temporary directory, migrated to
+head, with an administrator; and the real server (``AmeideServer``) started over it on loopback.
+
+Settings are built without reading the environment, so ``AMEIDE_DATABASE_URL`` or
+``AMEIDE_INDEX_DIR`` of the caller never point the smoke at someone's real data.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runtime import App, build_app
+from server.serve import AmeideServer, Endpoints, ServeConfig
+from service.app import MemoryService
+from service.authz import Caller
+from service.settings import Settings
+from smoke.content import ADMIN, GRANTS, INGESTOR
+from smoke.runner import StepFailed, expect
+from storage.migrate import head_revision
+from storage.revision import database_revision
+
+SERVER_START_SECONDS = 30.0
+
+
+def isolated_settings(home: Path) -> Settings:
+    """Settings for ``home`` alone: SQLite under it, its own index, nothing from the environment."""
+    return Settings.model_construct(home=home, database_url=None, principal=ADMIN, index_path=None)
+
+
+@dataclass
+class EmbeddedInstance:
+    """A fresh Ameide home the smoke owns (deleted afterwards unless kept)."""
+
+    root: Path
+    app: App
+
+    @classmethod
+    def create(cls, root: Path) -> EmbeddedInstance:
+        """Migrate a new SQLite home under ``root`` to head and bootstrap the administrator."""
+        app = build_app(isolated_settings(root / "home"), migrate=True)
+        app.service.bootstrap_admin(ADMIN)
+        return cls(root, app)
+
+    @property
+    def settings(self) -> Settings:
+        """The instance's settings (home, database URL, index directory)."""
+        return self.app.settings
+
+    @property
+    def service(self) -> MemoryService:
+        """The instance's service."""
+        return self.app.service
+
+    def describe(self) -> str:
+        """What was created, for the step's detail."""
+        url = self.settings.resolved_database_url
+        revision = database_revision(url)
+        expect(revision == head_revision(), f"the new database is at {revision}, not at head")
+        return f"fresh home {self.settings.home} at schema head {revision}, admin {ADMIN}"
+
+    def setup(self, repo: str) -> str:
+        """Create ``repo`` and grant the cast their roles, as the administrator."""
+        admin = Caller(ADMIN, purpose="ameide test", tool_id="ameide-smoke")
+        self.service.create_repository(admin, repo)
+        for principal, role in GRANTS:
+            self.service.grant(admin, principal, role, repo)
+        return f"repository {repo}; " + ", ".join(f"{p} {r}" for p, r in GRANTS)
+
+    def ingest(self, repo: str, source: Path) -> dict[str, Any]:
+        """Mirror the backlog at ``source`` into ``repo`` as the ingestor (local only: no
+        network surface ingests)."""
+        caller = Caller(INGESTOR, purpose="ameide test", tool_id="ameide-smoke")
+        return self.service.ingest_backlog(caller, str(source), repo)
+
+    def check_index(self) -> str:
+        """The keyword index is on disk and has applied every commit.
+
+        The directory is checked first: a process that already holds the index open keeps
+        answering from the deleted files, so ``health()`` alone would not notice.
+        """
+        index_dir = self.settings.index_dir
+        if not index_dir.is_dir():
+            raise StepFailed(f"the keyword index directory {index_dir} is gone")
+        health = self.service.health()
+        index = health["index"] or {}
+        expect(
+            health["ready"] and index.get("consistent"),
+            f"the keyword index is not ready: {index.get('indexed_versions')} of "
+            f"{index.get('expected_versions')} versions indexed, {index.get('pending')} pending",
+        )
+        return f"index ready ({index.get('indexed_versions')} versions)"
+
+    def close(self) -> None:
+        """Release the database and the index."""
+        self.app.close()
+
+
+@contextmanager
+def serving(instance: EmbeddedInstance) -> Iterator[Endpoints]:
+    """``AmeideServer`` (REST + MCP on one port, gRPC on another, tokens required) on loopback
+    free ports over the instance's service, in a thread; stopped on exit."""
+    config = ServeConfig(
+        host="127.0.0.1", http_port=0, grpc_port=0, require_auth=True, grace_seconds=1.0
+    )
+    server = AmeideServer(instance.service, instance.settings, config)
+    ready = threading.Event()
+    found: list[Endpoints] = []
+
+    def on_ready(endpoints: Endpoints) -> None:
+        found.append(endpoints)
+        ready.set()
+
+    thread = threading.Thread(
+        target=server.run, args=(on_ready,), name="ameide-smoke-server", daemon=True
+    )
+    thread.start()
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    try:
+        while not ready.wait(0.05):
+            if not thread.is_alive():
+                raise RuntimeError("the server stopped while starting (see the log above)")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start in {SERVER_START_SECONDS:.0f}s")
+        yield found[0]
+    finally:
+        server.stop()
+        thread.join(timeout=20)
