@@ -41,6 +41,7 @@ from domain.errors import (
     PermissionDenied,
     Unauthenticated,
 )
+from service.read_request import parse_request
 
 log = logging.getLogger("ameide.rest")
 
@@ -120,6 +121,12 @@ async def _on_ameide_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    route = request.scope.get("route")
+    if getattr(route, "operation_id", None) == "read_context" and isinstance(exc.body, dict):
+        try:  # the service's own verdict, so every surface words it alike (with its caps)
+            parse_request(exc.body)
+        except InvalidArgument as refused:
+            return await _on_ameide_error(request, refused)
     problems = [_problem(e) for e in exc.errors()][:MAX_PROBLEMS]
     return error_response(
         400,

@@ -541,20 +541,15 @@ FORBIDDEN_VS_MISSING = [
 
 ADAPTER_VALIDATED: dict[str, dict[str, str]] = {
     "cli": {"malformed as_of": "--as-of"},
-    "rest": {
-        "unknown selector": "selector.kind",
-        "baseline_ref without a baseline": "selector",
-        "empty query and no ids": "empty query",
-        "over-cap budget": "budget.max_items",
-        "malformed as_of": "as_of",
-    },
     "mcp": {"unknown selector": "selector", "over-cap budget": "max_items"},
 }
 """Known differences: bad requests a surface refuses itself, before the service sees them
-(the CLI parses ``--as-of``; FastAPI validates the ``ReadRequest`` body; the MCP tool's input
-schema checks ``selector`` and ``max_items``), so the message and details are the surface's
-own. The code must still match and the message must name the field (the value here); the test
-also fails once a difference disappears, so this list stays exact."""
+(the CLI parses ``--as-of``; the MCP tool's input schema checks ``selector`` and
+``max_items``), so the message and details are the surface's own. REST is not listed: FastAPI
+validates the ``ReadRequest`` body first, but its error handler words a refused read_context
+body with the service's own ``parse_request``. The code must still match and the message
+must name the field (the value here); the test also fails once a difference disappears, so
+this list stays exact."""
 
 
 def bad_requests(d: ServiceDriver, run: Run, n: Names, c: Ctx) -> None:
