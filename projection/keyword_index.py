@@ -203,6 +203,10 @@ class KeywordIndex(Protocol):
     def last_applied_position(self) -> int | None:
         """The ``position`` given with the last durable write, or ``None`` if never given."""
 
+    def needs_rebuild(self) -> bool:
+        """True when the index had to start empty (e.g. its files were of an older format), so
+        only a :meth:`rebuild` can make it whole again; a rebuild resets it."""
+
     def clear(self, *, position: int | None = None) -> None:
         """Remove every document."""
 

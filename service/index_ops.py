@@ -6,6 +6,8 @@ the unit of work calls ``IndexMaintainer.catch_up``, which applies the pending r
 and only then deletes them. A crash between the commit and the index update therefore leaves
 exactly the work still to do, which the next write, read or ``ameide index status`` applies.
 ``rebuild`` recomputes everything from the database; it answers exactly like incremental upkeep.
+An index that starts empty because its files were of an older format (``needs_rebuild``) is
+rebuilt by the first catch-up, i.e. by the first write or read after an upgrade.
 """
 
 from __future__ import annotations
@@ -86,6 +88,8 @@ class IndexMaintainer:
                 return applied
             try:
                 self._dirty = False
+                if self.index.needs_rebuild():  # e.g. opened on files of an older format
+                    self._rebuild()
                 while n := self._apply_batch():
                     applied += n
             finally:
@@ -117,18 +121,23 @@ class IndexMaintainer:
     def rebuild(self, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
         """Recompute the index and the chunk rows from the database, then catch up."""
         with self._lock:
-            with self._uow(readonly=True) as uow:
-                top = uow.store.max_outbox_id()
-                chunks = list(self._stream(uow.store.all_indexable_versions(), progress))
-            self.index.rebuild(chunks, position=top)
-            with self._uow() as uow:
-                uow.store.clear_chunk_rows()
-                rows = chunk_rows(chunks)
-                for start in range(0, len(rows), 2_000):
-                    uow.store.replace_chunk_rows((), rows[start : start + 2_000])
-                uow.store.delete_index_work_up_to(top)
-                uow.commit()
+            built = self._rebuild(progress)
         self.catch_up(wait=True)
+        return built
+
+    def _rebuild(self, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+        """:meth:`rebuild` without the catching up (call holding the lock)."""
+        with self._uow(readonly=True) as uow:
+            top = uow.store.max_outbox_id()
+            chunks = list(self._stream(uow.store.all_indexable_versions(), progress))
+        self.index.rebuild(chunks, position=top)
+        with self._uow() as uow:
+            uow.store.clear_chunk_rows()
+            rows = chunk_rows(chunks)
+            for start in range(0, len(rows), 2_000):
+                uow.store.replace_chunk_rows((), rows[start : start + 2_000])
+            uow.store.delete_index_work_up_to(top)
+            uow.commit()
         return {"chunks": len(chunks), "versions": len({c.version_id for c in chunks})}
 
     @staticmethod

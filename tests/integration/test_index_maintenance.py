@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -137,3 +138,21 @@ def test_only_a_global_admin_may_rebuild_or_inspect_the_index(world: World):
         world.svc.index_rebuild(world.curator)
     with pytest.raises(PermissionDenied):
         world.svc.index_status(world.reader)
+
+
+def test_an_index_of_an_older_format_is_rebuilt_from_the_database_on_first_use(tmp_path: Path):
+    app = build_app(Settings(home=tmp_path / "home"), migrate=True)
+    world = make_world(app)
+    _populate(world)
+    before = _answers(world)
+    app.close()
+    state_file = Settings(home=tmp_path / "home").index_dir / "state.json"
+    state = json.loads(state_file.read_text())
+    state_file.write_text(json.dumps({**state, "format": 1}))  # as an older release wrote it
+
+    world.app = build_app(Settings(home=tmp_path / "home"))
+    try:
+        assert world.svc.index_status(world.admin)["consistent"] is True
+        assert _answers(world) == before
+    finally:
+        world.app.close()

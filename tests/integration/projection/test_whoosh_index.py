@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -375,3 +377,75 @@ def test_common_words_rank_documents_with_rarer_words_first_and_still_fill_the_l
     assert len(hits) == 5
     assert hits[0].version_id == "special"
     assert len(index.search("deploy", INTERNAL, limit=50)) == 41
+
+
+def test_searching_an_empty_index_finds_nothing(index: WhooshKeywordIndex) -> None:
+    assert index.search("deploy the service", INTERNAL) == []
+    assert index.search_versions("deploy the service", INTERNAL) == []
+
+
+def test_scores_are_bm25_over_the_weighted_title_heading_and_text(
+    index: WhooshKeywordIndex,
+) -> None:
+    """The chunk score, worked out by hand for a two-chunk index (k1 1.2, b 0.75)."""
+    index.replace_versions(doc("v1", "# Deploy\ndeploy deploy now\n", title="Guide"))
+    index.replace_versions(doc("v2", "# Other\nnothing here\n", title="Other"))
+
+    def bm25(tf: float, df: int, length: int, average: float, boost: float) -> float:
+        idf = math.log(2 / (df + 1)) + 1
+        return boost * idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / average))
+
+    # v1's chunk: heading "Deploy" (1 word), text "Deploy deploy deploy now" (4 words, the
+    # heading line included); v2's: heading "Other", text "Other nothing here" ("here" is kept).
+    expected = bm25(1, 1, 1, 1.0, 1.5) + bm25(3, 1, 4, 3.5, 1.0)
+    (hit,) = index.search("deploy", INTERNAL)
+    assert hit.version_id == "v1"
+    assert hit.score == pytest.approx(expected)
+
+
+def test_the_fallback_posting_and_length_readers_score_like_the_fast_ones(
+    index: WhooshKeywordIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Enough documents for several posting blocks; the fallbacks serve other Whoosh codecs."""
+    index.replace_versions(
+        chunk
+        for n in range(300)
+        for chunk in doc(f"v{n:03d}", f"# Part {n % 9}\nshared {'word ' * (n % 4)}{n}\n")
+    )
+    fast = index.search("shared word part", INTERNAL, limit=40, per_version=1)
+
+    monkeypatch.setattr(whoosh_index, "_BLOCK_MATCHER", type(None))
+    monkeypatch.setattr(whoosh_index, "_COLUMN_READER", type(None))
+    reopened = WhooshKeywordIndex(index._directory)  # fresh caches
+    assert reopened.search("shared word part", INTERNAL, limit=40, per_version=1) == fast
+    reopened.close()
+
+
+def test_an_index_of_an_older_format_is_set_aside_empty_until_rebuilt(tmp_path: Path) -> None:
+    index = WhooshKeywordIndex(tmp_path / "index")
+    index.replace_versions(doc("v1", "# Old\nolder content\n"), position=5)
+    assert not index.needs_rebuild()
+    index.close()
+    state_file = tmp_path / "index" / "state.json"
+    state = json.loads(state_file.read_text())
+    state_file.write_text(json.dumps({**state, "format": whoosh_index.FORMAT - 1}))
+
+    reopened = WhooshKeywordIndex(tmp_path / "index")
+    assert reopened.needs_rebuild()
+    assert (reopened.doc_count(), reopened.last_applied_position()) == (0, None)
+    assert reopened.search("content", INTERNAL) == []
+    reopened.rebuild(doc("v1", "# Old\nolder content\n"), position=9)
+    assert not reopened.needs_rebuild()
+    assert versions_of(reopened.search("content", INTERNAL)) == ["v1"]
+    reopened.close()
+    again = WhooshKeywordIndex(tmp_path / "index")
+    assert (again.needs_rebuild(), again.last_applied_position()) == (False, 9)
+    assert len(list((tmp_path / "index").glob("generation-*"))) == 1
+    again.close()
+
+
+@settings(deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
+def test_the_one_pass_stemmer_agrees_with_the_analyzer_on_ascii_text(text: str) -> None:
+    analyzer: Any = _schema()["text"].analyzer
+    assert _stemmer(analyzer)(text) == [token.text for token in analyzer(text)]
