@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 
 from bench.corpus import REPOSITORIES, generate_documents, generate_questions
 from projection.keyword_index import IndexedChunk, IndexFilter, indexed_chunks
-from projection.whoosh_index import WhooshKeywordIndex
+from projection.whoosh import WhooshKeywordIndex
 
 SEED = 20240601
 QUESTIONS = 150

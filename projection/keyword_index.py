@@ -207,6 +207,11 @@ class KeywordIndex(Protocol):
         """True when the index had to start empty (e.g. its files were of an older format), so
         only a :meth:`rebuild` can make it whole again; a rebuild resets it."""
 
+    def is_intact(self) -> bool:
+        """True while the index's files are where it keeps them. An open index can go on
+        answering after its files were deleted (open files stay readable), so the owner asks
+        this to notice; a :meth:`rebuild` restores them."""
+
     def clear(self, *, position: int | None = None) -> None:
         """Remove every document."""
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.errors import InvalidArgument
-from projection.whoosh_index import WhooshKeywordIndex
+from projection.whoosh import WhooshKeywordIndex
 from service.app import MemoryService
 from service.authz import Authorizer
 from service.clock import Clock

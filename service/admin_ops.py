@@ -292,7 +292,9 @@ class AdminOps(ServiceCore):
         return {**result, **indexer.status()}
 
     def health(self) -> dict[str, Any]:
-        """Caller-free readiness: the database answers and the index has applied every commit.
+        """Caller-free readiness: the database answers and the index is on disk and has applied
+        every commit (an index deleted underneath the process is not ready until the next
+        catch-up rebuilds it; see ``IndexMaintainer.status``).
 
         Holds no content (counts only), so liveness probes and ``memory.health`` may call it.
         """

@@ -7,11 +7,15 @@ and only then deletes them. A crash between the commit and the index update ther
 exactly the work still to do, which the next write, read or ``ameide index status`` applies.
 ``rebuild`` recomputes everything from the database; it answers exactly like incremental upkeep.
 An index that starts empty because its files were of an older format (``needs_rebuild``) is
-rebuilt by the first catch-up, i.e. by the first write or read after an upgrade.
+rebuilt by the first catch-up, i.e. by the first write or read after an upgrade. So is an index
+whose directory was deleted while the process held it open (``is_intact`` false): the open
+files keep answering, but ``status`` reports it not on disk (so ``health`` says not ready) until
+the next catch-up rebuilds it from the database, with a warning.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -20,6 +24,7 @@ from projection.keyword_index import IndexedChunk, KeywordIndex, classification_
 from projection.selection import epoch_of, is_superseded
 
 BATCH = 500
+log = logging.getLogger("ameide.index")
 
 
 def chunks_of(v: Any) -> list[IndexedChunk]:
@@ -90,6 +95,9 @@ class IndexMaintainer:
                 self._dirty = False
                 if self.index.needs_rebuild():  # e.g. opened on files of an older format
                     self._rebuild()
+                elif not self.index.is_intact():  # e.g. its directory deleted under the process
+                    log.warning("the keyword index is missing on disk: rebuilding it")
+                    self._rebuild()
                 while n := self._apply_batch():
                     applied += n
             finally:
@@ -151,20 +159,27 @@ class IndexMaintainer:
                 progress(n)
 
     def status(self) -> dict[str, Any]:
-        """Lag and consistency: pending outbox rows, indexed versus expected versions."""
+        """Lag and consistency: pending outbox rows, indexed versus expected versions, and
+        whether the index is on disk at all (counts of an index that is not are ``None``: the
+        files it still holds open are gone)."""
         with self._uow(readonly=True) as uow:
             pending = uow.store.pending_index_count()
             expected = uow.store.indexable_version_count()
             chunk_rows_ = uow.store.chunk_count()
-        indexed = self.index.version_count() if hasattr(self.index, "version_count") else None
+        on_disk = self.index.is_intact()
+        indexed = chunks = None
+        if on_disk:
+            indexed = self.index.version_count() if hasattr(self.index, "version_count") else None
+            chunks = self.index.doc_count()
         return {
             "pending": pending,
             "last_applied_position": self.index.last_applied_position(),
             "indexed_versions": indexed,
             "expected_versions": expected,
-            "indexed_chunks": self.index.doc_count(),
+            "indexed_chunks": chunks,
             "stored_chunk_rows": chunk_rows_,
-            "consistent": pending == 0 and (indexed is None or indexed == expected),
+            "on_disk": on_disk,
+            "consistent": on_disk and pending == 0 and (indexed is None or indexed == expected),
         }
 
     def close(self) -> None:

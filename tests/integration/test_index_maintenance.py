@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from projection.keyword_index import IndexFilter
 from runtime import App, build_app
 from service.settings import Settings
 from tests.conftest import World, make_world
+from tests.read_world import request
 
 QUERIES = ["phase tests", "rollback canary", "unique zebra word", "runbook steps", "retired"]
 
@@ -156,3 +159,49 @@ def test_an_index_of_an_older_format_is_rebuilt_from_the_database_on_first_use(t
         assert _answers(world) == before
     finally:
         world.app.close()
+
+
+def _delete_index_directory(world: World) -> Path:
+    index_dir = world.app.settings.index_dir
+    assert index_dir.is_dir()
+    shutil.rmtree(index_dir)
+    return index_dir
+
+
+def test_a_deleted_index_directory_is_not_ready_until_index_status_rebuilds_it(
+    fresh_world: World, caplog: pytest.LogCaptureFixture
+):
+    _populate(fresh_world)
+    before = _answers(fresh_world)
+    index_dir = _delete_index_directory(fresh_world)
+    assert _answers(fresh_world) == before  # the open files still answer: only the disk tells
+
+    health = fresh_world.svc.health()  # no catch-up: reports what it finds
+    assert health["ready"] is False
+    assert (health["index"]["on_disk"], health["index"]["consistent"]) == (False, False)
+    assert not index_dir.exists()
+
+    with caplog.at_level(logging.WARNING, logger="ameide.index"):
+        status = fresh_world.svc.index_status(fresh_world.admin)  # `ameide index status`
+    assert "missing on disk" in caplog.text
+    assert (status["on_disk"], status["consistent"], status["pending"]) == (True, True, 0)
+    assert status["indexed_versions"] == status["expected_versions"]
+    assert index_dir.is_dir()
+    assert fresh_world.svc.health()["ready"] is True
+    assert _answers(fresh_world) == before
+
+
+def test_the_next_read_after_the_index_directory_was_deleted_rebuilds_it_and_answers_the_same(
+    fresh_world: World,
+):
+    _populate(fresh_world)
+    ask = request(fresh_world.repo, "phase tests runbook steps", selector="head")
+    before = fresh_world.svc.read_context(fresh_world.agent, ask)
+    assert before["items"], "the read found nothing to compare"
+    index_dir = _delete_index_directory(fresh_world)
+    assert fresh_world.svc.health()["ready"] is False
+
+    after = fresh_world.svc.read_context(fresh_world.agent, ask)
+    assert after["items"] == before["items"]
+    assert index_dir.is_dir()
+    assert fresh_world.svc.health()["ready"] is True

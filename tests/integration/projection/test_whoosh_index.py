@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -13,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projection import whoosh_index
 from projection.keyword_index import Hit, IndexedChunk, IndexFilter, VersionHit, indexed_chunks
-from projection.whoosh_index import WhooshKeywordIndex, _schema, _stemmer
+from projection.whoosh import FORMAT, WhooshKeywordIndex, scoring, writing
+from projection.whoosh.schema import schema, stemmer
 
 PLATFORM = "acme/eng/platform"
 SECRETS = "acme/eng/secrets"
@@ -248,7 +249,7 @@ def test_the_watermark_is_kept_across_reopening(tmp_path: Path) -> None:
 def test_a_rebuild_answers_exactly_like_incremental_maintenance(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(whoosh_index, "_REBUILD_BATCH", 25)  # several commits per rebuild
+    monkeypatch.setattr(writing, "_REBUILD_BATCH", 25)  # several commits per rebuild
     documents = [
         doc(f"v{n}", f"# Topic {n % 7}\nalpha beta {'gamma ' * (n % 5)}\n## Delta\ndelta {n}\n")
         for n in range(60)
@@ -303,8 +304,8 @@ def test_a_non_positive_limit_is_refused(index: WhooshKeywordIndex) -> None:
 @settings(deadline=None)  # timing varies on a shared machine; no speed claim here
 @given(st.text(max_size=200))
 def test_the_one_pass_stemmer_indexes_the_same_words_as_the_stemming_analyzer(text: str) -> None:
-    analyzer: Any = _schema()["text"].analyzer  # the StemmingAnalyzer the index declares
-    assert _stemmer(analyzer)(text) == [token.text for token in analyzer(text)]
+    analyzer: Any = schema()["text"].analyzer  # the StemmingAnalyzer the index declares
+    assert stemmer(analyzer)(text) == [token.text for token in analyzer(text)]
 
 
 def test_a_failed_rebuild_leaves_the_previous_index_in_place(tmp_path: Path) -> None:
@@ -414,8 +415,8 @@ def test_the_fallback_posting_and_length_readers_score_like_the_fast_ones(
     )
     fast = index.search("shared word part", INTERNAL, limit=40, per_version=1)
 
-    monkeypatch.setattr(whoosh_index, "_BLOCK_MATCHER", type(None))
-    monkeypatch.setattr(whoosh_index, "_COLUMN_READER", type(None))
+    monkeypatch.setattr(scoring, "_BLOCK_MATCHER", type(None))
+    monkeypatch.setattr(scoring, "_COLUMN_READER", type(None))
     reopened = WhooshKeywordIndex(index._directory)  # fresh caches
     assert reopened.search("shared word part", INTERNAL, limit=40, per_version=1) == fast
     reopened.close()
@@ -428,7 +429,7 @@ def test_an_index_of_an_older_format_is_set_aside_empty_until_rebuilt(tmp_path: 
     index.close()
     state_file = tmp_path / "index" / "state.json"
     state = json.loads(state_file.read_text())
-    state_file.write_text(json.dumps({**state, "format": whoosh_index.FORMAT - 1}))
+    state_file.write_text(json.dumps({**state, "format": FORMAT - 1}))
 
     reopened = WhooshKeywordIndex(tmp_path / "index")
     assert reopened.needs_rebuild()
@@ -447,5 +448,34 @@ def test_an_index_of_an_older_format_is_set_aside_empty_until_rebuilt(tmp_path: 
 @settings(deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
 def test_the_one_pass_stemmer_agrees_with_the_analyzer_on_ascii_text(text: str) -> None:
-    analyzer: Any = _schema()["text"].analyzer
-    assert _stemmer(analyzer)(text) == [token.text for token in analyzer(text)]
+    analyzer: Any = schema()["text"].analyzer
+    assert stemmer(analyzer)(text) == [token.text for token in analyzer(text)]
+
+
+def test_an_index_reports_whether_its_files_are_on_disk_and_a_rebuild_restores_them(
+    tmp_path: Path,
+) -> None:
+    index = WhooshKeywordIndex(tmp_path / "index")
+    assert index.is_intact()  # a new index writes its state file at once
+    index.replace_versions(doc("v1", "# Kept\nkept content\n"), position=4)
+    found = index.search("content", INTERNAL)
+    shutil.rmtree(tmp_path / "index")
+    assert not index.is_intact()
+    assert index.search("content", INTERNAL) == found  # the open files still answer
+    index.rebuild(doc("v1", "# Kept\nkept content\n"), position=4)
+    assert index.is_intact()
+    assert index.search("content", INTERNAL) == found
+    index.close()
+    reopened = WhooshKeywordIndex(tmp_path / "index")
+    assert (reopened.is_intact(), reopened.last_applied_position()) == (True, 4)
+    reopened.close()
+
+
+def test_an_index_whose_generation_another_process_replaced_is_not_intact(tmp_path: Path) -> None:
+    index = WhooshKeywordIndex(tmp_path / "index")
+    other = WhooshKeywordIndex(tmp_path / "index")  # e.g. `ameide index rebuild` beside a server
+    other.rebuild(doc("v1", "# Other\nother content\n"), position=2)
+    assert other.is_intact()
+    assert not index.is_intact()  # its generation was deleted by the other's rebuild
+    other.close()
+    index.close()

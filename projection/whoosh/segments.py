@@ -1,0 +1,193 @@
+"""One Whoosh index of the directory (a "side"): its reusable searcher and per-segment caches.
+
+One searcher per index is reused until this process commits. Segments never change, so the
+documents of each filter criterion and each filter's admitted set are cached per segment (and
+deletion count): after a commit only new segments are filtered. Field lengths are cached per
+segment too, and the average lengths per searcher.
+"""
+
+# Whoosh's own annotations are partial; strict mypy would flag every call into it.
+# mypy: disable-error-code="no-untyped-call"
+
+from __future__ import annotations
+
+import functools
+import threading
+from array import array
+from collections import OrderedDict
+from collections.abc import Hashable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from whoosh.index import create_in, exists_in, open_dir
+from whoosh.scoring import BM25F
+from whoosh.searching import Searcher
+
+from projection import keyword_index as port
+from projection.whoosh.filters import Criterion, docs_admitted, docs_by_value, query
+from projection.whoosh.schema import LENGTH, schema
+from projection.whoosh.scoring import K1, B, accumulate, column_lengths, postings
+
+_FILTER_CACHE_SIZE = 16
+_SEGMENT_CACHE_SIZE = 2_000
+_ALLOWLISTED = frozenset({"version_id", "element_id"})  # filtered by long lists of values
+_NO_DOCS: frozenset[int] = frozenset()
+
+
+class Side:
+    """One Whoosh index of the directory, with its reusable searcher and per-segment caches."""
+
+    def __init__(self, directory: Path, name: str) -> None:
+        if exists_in(str(directory), indexname=name):
+            self.ix = open_dir(str(directory), indexname=name)
+        else:
+            self.ix = create_in(str(directory), schema(), indexname=name)
+        self.stale = False
+        self.closed = False
+        self._searcher: Searcher | None = None
+        self._leaves: list[Leaf] = []
+        self._lock = threading.Lock()
+        self._admitted: OrderedDict[tuple[str, int, port.IndexFilter], set[int]] = OrderedDict()
+        self._by_value: dict[tuple[str, Hashable], dict[str, frozenset[int]]] = {}
+        self._segment_docs: OrderedDict[tuple[str, Hashable], frozenset[int]] = OrderedDict()
+        self._lengths: dict[tuple[str, str], tuple[array[int], int]] = {}
+        self._norms: dict[str, tuple[float, float]] = {}  # per field, for the current searcher
+
+    @contextmanager
+    def searching(self) -> Iterator[Searcher]:
+        """The shared searcher, reopened first if this process committed since."""
+        with self._lock:
+            if self.closed:  # replaced by a rebuild: the caller retries on the new one
+                raise Replaced
+            if self._searcher is None or self.stale:
+                self.stale = False  # before opening: a commit racing the open marks it again
+                # Not Searcher.refresh(): in whoosh3 3.54 it keeps replaced segments around.
+                if self._searcher is not None:
+                    self._searcher.close()
+                self._searcher = self.ix.searcher(weighting=BM25F(B=B, K1=K1))
+                self._leaves = [Leaf(*leaf) for leaf in self._searcher.leaf_searchers()]
+                live = {leaf.key for leaf in self._leaves}
+                self._lengths = {k: v for k, v in self._lengths.items() if k[0] in live}
+                self._by_value = {k: v for k, v in self._by_value.items() if k[0] in live}
+                self._norms = {}
+            yield self._searcher
+
+    def scores(
+        self,
+        searcher: Searcher,
+        terms: list[str],
+        weights: tuple[tuple[str, float], ...],
+        index_filter: port.IndexFilter,
+    ) -> dict[int, float]:
+        """BM25F score of every admitted document matching a word (call inside :meth:`searching`).
+
+        Term at a time, straight from the posting blocks: per word and field
+        ``boost · idf · tf·(k1+1) / (tf + k1·(1 - b + b·length/average length))``, summed as
+        Whoosh's ``Or`` of weighted ``Term`` queries would (idf and average lengths from the
+        whole index), without its per-document matcher tree, which took most of a search.
+        """
+        scored: dict[int, float] = {}
+        admitted = self.admitted(index_filter)
+        if not any(admitted):  # also spares an empty index Whoosh's idf (log of 0 documents)
+            return scored
+        normalised = {name: self._normalisation(name) for name, _ in weights}
+        for term in terms:
+            for name, boost in weights:
+                scale = boost * searcher.idf(name, term) * (K1 + 1)
+                for leaf, allowed in zip(self._leaves, admitted, strict=True):
+                    if allowed:
+                        blocks = postings(leaf.reader, name, term)
+                        counts = self.lengths(leaf, name)[0]
+                        norm = normalised[name]
+                        accumulate(scored, blocks, allowed, leaf.offset, scale, norm, counts)
+        return scored
+
+    def _normalisation(self, name: str) -> tuple[float, float]:
+        """BM25's length normalisation ``k1·(1 - b) + k1·b/average · length`` as its two terms."""
+        found = self._norms.get(name)
+        if found is None:
+            total = sum(self.lengths(leaf, name)[1] for leaf in self._leaves)
+            documents = sum(leaf.reader.doc_count_all() for leaf in self._leaves)
+            average = total / documents if total else 1.0
+            found = self._norms[name] = (K1 * (1 - B), K1 * B / average)
+        return found
+
+    def admitted(self, index_filter: port.IndexFilter) -> list[set[int]]:
+        """Per segment, the live documents the filter admits (call inside :meth:`searching`).
+
+        Cached per segment and deletion count, so after a commit only new or changed segments
+        are filtered again.
+        """
+        docs = []
+        for leaf in self._leaves:
+            key = (leaf.key, leaf.deleted, index_filter)
+            local = self._admitted.get(key)
+            if local is None:
+                local = docs_admitted(index_filter, functools.partial(self._docs, leaf))
+                if leaf.deleted:
+                    local -= leaf.reader.deleted_docs_set
+                self._admitted[key] = local
+            self._admitted.move_to_end(key)
+            docs.append(local)
+        _trim(self._admitted, _FILTER_CACHE_SIZE * max(4, len(self._leaves)))
+        return docs
+
+    def _docs(self, leaf: Leaf, criterion: Criterion) -> frozenset[int]:
+        """A segment's documents matching one criterion, cached (segments never change).
+
+        Deleted documents stay in the cached sets; :meth:`admitted` removes them.
+        """
+        kind, name, *value = criterion
+        if kind == "term" and name in _ALLOWLISTED:  # thousands of values: one map per field
+            key: tuple[str, Hashable] = (leaf.key, name)
+            by_value = self._by_value.get(key)
+            if by_value is None:
+                by_value = self._by_value[key] = docs_by_value(leaf.reader, name)
+            return by_value.get(value[0], _NO_DOCS)
+        key = (leaf.key, criterion)
+        local = self._segment_docs.get(key)
+        if local is None:
+            local = frozenset(leaf.searcher.docs_for_query(query(criterion)))
+            self._segment_docs[key] = local
+            _trim(self._segment_docs, _SEGMENT_CACHE_SIZE)
+        return local
+
+    def lengths(self, leaf: Leaf, name: str) -> tuple[array[int], int]:
+        """The segment's word count of field ``name`` for each document, and their sum."""
+        key = (leaf.key, name)
+        found = self._lengths.get(key)
+        if found is None:
+            counts = column_lengths(leaf.reader, name + LENGTH)
+            found = self._lengths[key] = (counts, sum(counts))
+        return found
+
+    def close(self) -> None:
+        with self._lock:
+            self.closed = True
+            if self._searcher is not None:
+                self._searcher.close()
+                self._searcher = None
+            self.ix.close()
+
+
+class Leaf:
+    """One segment of the current searcher: its searcher, reader and document number offset."""
+
+    def __init__(self, searcher: Searcher, offset: int) -> None:
+        reader: Any = searcher.reader()  # a SegmentReader (an EmptyReader when empty)
+        segment = reader.segment()
+        self.searcher = searcher
+        self.reader = reader
+        self.offset = offset
+        self.key: str = segment.segment_id() if segment is not None else f"unsaved-{id(self)}"
+        self.deleted: int = len(reader.deleted_docs_set) if reader.has_deletions() else 0
+
+
+class Replaced(Exception):
+    """A rebuild swapped the index while a search was about to use the old one."""
+
+
+def _trim(cache: OrderedDict[Any, Any], size: int) -> None:
+    while len(cache) > size:
+        cache.popitem(last=False)
