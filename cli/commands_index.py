@@ -24,7 +24,11 @@ def register(app: typer.Typer) -> None:
 
 @index_app.command("status")
 def index_status(ctx: typer.Context, json_: JsonFlag = False) -> None:
-    """Show the index's lag (pending outbox rows), then apply what was pending (global admin)."""
+    """Show the index's lag (pending outbox rows), then apply what was pending (global admin).
+
+    An index found missing on disk, opened empty over a database with content, or of an older
+    format is rebuilt from the database first (the index is derived state).
+    """
     s = session(ctx, json_)
     s.emit(s.service.index_status(s.caller), _show_status)
 

@@ -72,6 +72,7 @@ class IndexMaintainer:
         self._index: KeywordIndex | None = None
         self._lock = threading.Lock()
         self._dirty = False
+        self._checked_history = False  # see _rebuild_if_history_missing
 
     @property
     def index(self) -> KeywordIndex:
@@ -93,6 +94,7 @@ class IndexMaintainer:
                 return applied
             try:
                 self._dirty = False
+                started_empty = not self._checked_history and self.index.doc_count() == 0
                 if self.index.needs_rebuild():  # e.g. opened on files of an older format
                     self._rebuild()
                 elif not self.index.is_intact():  # e.g. its directory deleted under the process
@@ -100,10 +102,30 @@ class IndexMaintainer:
                     self._rebuild()
                 while n := self._apply_batch():
                     applied += n
+                if not self._checked_history:
+                    self._checked_history = True
+                    if started_empty:
+                        self._rebuild_if_history_missing()
             finally:
                 self._lock.release()
             if not self._dirty:
                 return applied
+
+    def _rebuild_if_history_missing(self) -> None:
+        """An index that opened empty over a database with more than the pending work (its
+        directory was removed while no process held it): rebuild it from the database."""
+        indexed = getattr(self.index, "version_count", None)
+        if indexed is None:
+            return
+        with self._uow(readonly=True) as uow:
+            expected = uow.store.indexable_version_count()
+        if indexed() < expected:
+            log.warning(
+                "the keyword index opened empty but the database has %d indexable versions: "
+                "rebuilding it",
+                expected,
+            )
+            self._rebuild()
 
     def _apply_batch(self) -> int:
         with self._uow(readonly=True) as uow:

@@ -81,8 +81,10 @@ class EmbeddedInstance:
     def check_index(self) -> str:
         """The keyword index is on disk and has applied every commit.
 
-        The directory is checked first: a process that already holds the index open keeps
-        answering from the deleted files, so ``health()`` alone would not notice.
+        Checked before the step's read, which would catch up and rebuild a lost index (it is
+        derived state): the smoke reports the loss by name rather than let the repair hide it.
+        The directory is looked at first, then ``health()`` (which also says not ready while
+        the files are gone).
         """
         index_dir = self.settings.index_dir
         if not index_dir.is_dir():

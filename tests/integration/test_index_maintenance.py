@@ -205,3 +205,26 @@ def test_the_next_read_after_the_index_directory_was_deleted_rebuilds_it_and_ans
     assert after["items"] == before["items"]
     assert index_dir.is_dir()
     assert fresh_world.svc.health()["ready"] is True
+
+
+def test_an_index_directory_deleted_while_no_process_ran_is_rebuilt_on_first_use(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    home = tmp_path / "home"
+    world = make_world(build_app(Settings(home=home), migrate=True))
+    _populate(world)
+    ask = request(world.repo, "phase tests runbook steps", selector="head")
+    before = world.svc.read_context(world.agent, ask)["items"]
+    world.app.close()
+    shutil.rmtree(Settings(home=home).index_dir)  # e.g. `rm -rf .ameide/index` between runs
+
+    world.app = build_app(Settings(home=home))
+    try:
+        with caplog.at_level(logging.WARNING, logger="ameide.index"):
+            after = world.svc.read_context(world.agent, ask)["items"]
+        assert "opened empty" in caplog.text
+        assert after == before
+        status = world.svc.index_status(world.admin, catch_up=False)
+        assert status["consistent"] is True
+    finally:
+        world.app.close()
