@@ -1,4 +1,4 @@
-"""Use cases: canonical elements, versions, relationships, retirement, erasure."""
+"""Use cases: canonical elements, versions, relationships, retirement (erasure: erasure_ops)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from domain.errors import FailedPrecondition, InvalidArgument, LegalHoldActive, NotFound
+from domain.errors import FailedPrecondition, InvalidArgument, NotFound
 from domain.model import Element, ElementVersion, Provenance, Relationship, RelationshipKind
 from domain.permissions import Action
 from domain.values import (
@@ -307,30 +307,6 @@ class ElementOps(ServiceCore):
             self.log_read(uow, caller, "relationship.list", el.repo_key, element_id=element_id)
             uow.commit()
         return out
-
-    def erase_version(self, caller: Caller, version_id: str, reason: str) -> dict[str, Any]:
-        """Compliance erasure (admin): the body becomes a tombstone; ids, hash and audit stay."""
-        reason = validate_text(reason, "reason", MAX_RATIONALE_CHARS)
-        with self._uow() as uow:
-            v, el, _ = self.visible_version(uow, caller, version_id)
-            self.gate(uow, caller, el.repo_key, Action.ADMIN)
-            if uow.store.get_repository(el.repo_key).legal_hold:
-                raise LegalHoldActive("the repository is under legal hold; erasure is blocked")
-            at = self.clock.now()
-            tomb = v.erase(at, caller.principal_id, reason)
-            uow.store.save_erasure(tomb)
-            self.event(
-                uow,
-                caller,
-                el.repo_key,
-                "version.erased",
-                at,
-                element_id=el.element_id,
-                version_id=version_id,
-                payload={"reason": reason, "content_sha256": v.content_sha256},
-            )
-            uow.commit()
-        return version_view(tomb)
 
 
 def _element_kind(value: str) -> str:

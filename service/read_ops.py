@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from domain.erasure import erased_note, redact_stored_context
 from domain.errors import AmeideError, InvalidArgument, NotFound
 from domain.permissions import Action
 from domain.values import new_id, validate_id, validate_instant
@@ -70,6 +71,13 @@ class ReadOps(EvalOps):
             "on_behalf_of": caller.on_behalf_of,
         }
         with self._uow() as uow:
+            # A version erased while this read ran is not stored (nor returned) with its text;
+            # the share lock makes an erasure in flight finish first (erasure_ops redacts the
+            # contexts stored before it).
+            erased = uow.store.erased_among([i["version_id"] for i in body["items"]], lock=True)
+            if erased:
+                notes = {v: erased_note(at) for v, at in erased.items()}
+                response = redact_stored_context(response, notes) or response
             uow.store.insert_read_context(
                 context_id=context_id,
                 at=self.clock.now(),

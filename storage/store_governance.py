@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -12,6 +13,7 @@ from sqlalchemy.engine import Connection, Row
 from domain.audit import AuditEvent
 from domain.model import (
     ChangeKind,
+    ElementVersion,
     Proposal,
     ProposalStatus,
     Provenance,
@@ -288,6 +290,33 @@ class GovernanceStore:
             .where(t.tokens.c.token_id == token_id)
             .values(revoked_at=at, revoked_by=by)
         )
+
+    # -- erasure (product.md §8) ---------------------------------------------------------
+    def versions_with_content(
+        self, repo_key: str, content_sha256: str, *, for_update: bool = False
+    ) -> list[ElementVersion]:
+        """Every version in a repository whose body hashes to ``content_sha256`` (erased ones
+        included), oldest first; locked with ``for_update`` so concurrent erasures queue."""
+        from storage.store import version_from_row
+
+        v, e = t.element_versions.c, t.elements.c
+        q = (
+            sa.select(t.element_versions)
+            .join(t.elements, e.element_id == v.element_id)
+            .where(e.repo_key == repo_key, v.content_sha256 == content_sha256)
+            .order_by(v.recorded_at, v.version_id)
+        )
+        if for_update:
+            q = q.with_for_update(of=t.element_versions)
+        return [version_from_row(r) for r in self.conn.execute(q)]
+
+    def proposals_of_elements(self, element_ids: Sequence[str]) -> dict[str, str]:
+        """Proposal element id → proposal id, for those of ``element_ids`` that are proposals."""
+        c = t.proposals.c
+        if not element_ids:
+            return {}
+        q = sa.select(c.element_id, c.proposal_id).where(c.element_id.in_(sorted(element_ids)))
+        return {r.element_id: r.proposal_id for r in self.conn.execute(q)}
 
     # -- audit and access log ------------------------------------------------------------
     def audit_events(

@@ -25,6 +25,7 @@ Access = Mapping[str, Sequence[str]]
 
 READABLE_KINDS = (SourceKind.CANONICAL.value, SourceKind.INGESTED_EVIDENCE.value)
 _IN_BATCH = 900
+_LIKE_BATCH = 50
 _E = t.elements.c
 _V = t.element_versions.c
 
@@ -223,3 +224,54 @@ class ReadStore:
             sa.select(t.read_contexts).where(t.read_contexts.c.context_id == context_id)
         ).first()
         return dict(r._mapping) if r else None
+
+    def erased_among(
+        self, version_ids: Sequence[str], *, lock: bool = False
+    ) -> dict[str, datetime]:
+        """Version id → erasure instant, for those of ``version_ids`` that are erased. With
+        ``lock`` the rows are share-locked, so a context stored now waits for an erasure of
+        one of its versions in flight (and then sees it) instead of racing past it."""
+        out: dict[str, datetime] = {}
+        for batch in _batches(version_ids):
+            q = sa.select(_V.version_id, _V.erased_at).where(_V.version_id.in_(batch))
+            if lock:
+                q = q.with_for_update(read=True)
+            out.update((r.version_id, r.erased_at) for r in self.conn.execute(q) if r.erased_at)
+        return out
+
+    def contexts_showing(self, repo_key: str, version_ids: Sequence[str]) -> list[str]:
+        """Ids of the stored contexts of a repository (or of a whole organization, which may
+        include it) whose response names one of ``version_ids``.
+
+        Version ids are unique random tokens, so a search of the stored JSON text for the quoted
+        id finds every response that returned one (and, rarely, one that only traced it; the
+        caller checks the items). The database does the search; nothing else is loaded.
+        """
+        c = t.read_contexts.c
+        text = sa.cast(c.response, sa.Text)
+        ids, found = sorted(set(version_ids)), set[str]()
+        for start in range(0, len(ids), _LIKE_BATCH):
+            batch = ids[start : start + _LIKE_BATCH]
+            q = sa.select(c.context_id).where(
+                sa.or_(c.repo_key == repo_key, c.repo_key.is_(None)),
+                sa.or_(*(text.contains(f'"{v}"', autoescape=True) for v in batch)),
+            )
+            found.update(r.context_id for r in self.conn.execute(q))
+        return sorted(found)
+
+    def read_context_responses(self, context_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Context id → stored response, the rows locked for an in-place rewrite (erasure)."""
+        c = t.read_contexts.c
+        out: dict[str, dict[str, Any]] = {}
+        for batch in _batches(context_ids):
+            q = sa.select(c.context_id, c.response).where(c.context_id.in_(batch))
+            out.update((r.context_id, r.response) for r in self.conn.execute(q.with_for_update()))
+        return out
+
+    def replace_read_context_response(self, context_id: str, response: dict[str, Any]) -> None:
+        """Rewrite a stored response: only erasure does this, to take erased text out of it."""
+        self.conn.execute(
+            t.read_contexts.update()
+            .where(t.read_contexts.c.context_id == context_id)
+            .values(response=response)
+        )

@@ -1,0 +1,133 @@
+"""Compliance erasure (product.md §8): a version's content, its copies, and what was shown of it.
+
+Erasing a version replaces its body with a tombstone; its ids, hash, seq and audit trail stay.
+The same text lives on elsewhere, so the same transaction also
+
+* erases every other version **in the same repository** with the same content (the same
+  ``content_sha256``): the proposal version an accepted version was copied from (or the version
+  an accepted proposal produced), a rebased proposal that carried the body unchanged, an
+  identical evidence mirror — each with its own ``version.erased`` event naming the version it
+  is a copy of and the reason;
+* takes the text out of every stored read context that returned one of them (the record that
+  ``verify_citations`` and ``replay`` check against): ids, version ids and citation offsets
+  stay, so the context's own citations still verify (``domain.erasure``);
+* tells the keyword index to drop each of them (the outbox row ``save_erasure`` writes, applied
+  after commit) and deletes their derived chunk rows at once.
+
+Copies in **other** repositories are left alone: an admin administers one repository, and an
+erasure there is that repository's act — under its own legal hold, by its own admin, on its own
+audit chain. Identical text elsewhere is erased by that repository's admin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from domain.erasure import erased_note, redact_stored_context
+from domain.errors import LegalHoldActive
+from domain.model import ElementVersion
+from domain.permissions import Action
+from domain.values import MAX_RATIONALE_CHARS, validate_text
+from service.authz import Caller
+from service.core import ServiceCore, UnitOfWork
+from service.views import version_view
+
+
+class ErasureOps(ServiceCore):
+    """Right to be forgotten."""
+
+    def erase_version(self, caller: Caller, version_id: str, reason: str) -> dict[str, Any]:
+        """Compliance erasure (admin): the version and every same-content copy in its repository
+        become tombstones, and stored contexts that showed them keep ids and citations but not
+        the text. Refused under legal hold, or when the version is erased already."""
+        reason = validate_text(reason, "reason", MAX_RATIONALE_CHARS)
+        with self._uow() as uow:
+            v, el, _ = self.visible_version(uow, caller, version_id)
+            self.gate(uow, caller, el.repo_key, Action.ADMIN)
+            if uow.store.get_repository(el.repo_key).legal_hold:
+                raise LegalHoldActive("the repository is under legal hold; erasure is blocked")
+            # Re-read under lock: a concurrent erasure of the same text waits, then finds it done.
+            same = uow.store.versions_with_content(el.repo_key, v.content_sha256, for_update=True)
+            v = next((x for x in same if x.version_id == version_id), v)
+            at = self.clock.now()
+            tomb = v.erase(at, caller.principal_id, reason)  # refuses an erased version
+            copies = [
+                x.erase(at, caller.principal_id, reason)
+                for x in same
+                if x.version_id != version_id and not x.erased
+            ]
+            for erased in (tomb, *copies):
+                uow.store.save_erasure(erased)
+            uow.store.replace_chunk_rows([x.version_id for x in (tomb, *copies)], [])
+            redacted = self._redact_contexts(uow, el.repo_key, [tomb, *copies], at)
+            self.event(
+                uow,
+                caller,
+                el.repo_key,
+                "version.erased",
+                at,
+                element_id=el.element_id,
+                version_id=version_id,
+                payload={
+                    "reason": reason,
+                    "content_sha256": v.content_sha256,
+                    "copies_erased": [x.version_id for x in copies],
+                    "read_contexts_redacted": redacted,
+                },
+            )
+            self._audit_copies(uow, caller, el.repo_key, copies, version_id, reason, at)
+            uow.commit()
+        return version_view(tomb)
+
+    def _audit_copies(
+        self,
+        uow: UnitOfWork,
+        caller: Caller,
+        repo_key: str,
+        copies: Sequence[ElementVersion],
+        original_id: str,
+        reason: str,
+        at: datetime,
+    ) -> None:
+        """One ``version.erased`` event per copy, naming the version it copies (and the
+        proposal, when the copy is a proposal's body)."""
+        proposals = uow.store.proposals_of_elements(sorted({x.element_id for x in copies}))
+        for x in copies:
+            self.event(
+                uow,
+                caller,
+                repo_key,
+                "version.erased",
+                at,
+                element_id=x.element_id,
+                version_id=x.version_id,
+                proposal_id=proposals.get(x.element_id),
+                payload={
+                    "reason": reason,
+                    "content_sha256": x.content_sha256,
+                    "copy_of": original_id,
+                },
+            )
+
+    @staticmethod
+    def _redact_contexts(
+        uow: UnitOfWork, repo_key: str, erased: Sequence[ElementVersion], at: datetime
+    ) -> int:
+        """Take the erased text out of the stored contexts that returned it; how many changed."""
+        notes = {x.version_id: erased_note(at) for x in erased}
+        ids = uow.store.contexts_showing(repo_key, list(notes))
+        changed = 0
+        for start in range(0, len(ids), CONTEXT_BATCH):
+            rows = uow.store.read_context_responses(ids[start : start + CONTEXT_BATCH])
+            for context_id, response in sorted(rows.items()):
+                redacted = redact_stored_context(response, notes)
+                if redacted is not None:
+                    uow.store.replace_read_context_response(context_id, redacted)
+                    changed += 1
+        return changed
+
+
+CONTEXT_BATCH = 200
+"""Stored contexts loaded at once while redacting (a long-lived repository has many)."""
