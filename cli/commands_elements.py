@@ -249,7 +249,11 @@ def erase(
     reason: Annotated[str, typer.Option("--reason", help="Why (required; audited).")],
     json_: JsonFlag = False,
 ) -> None:
-    """Erase a version's content (admin; right to be forgotten): ids, hash and audit remain."""
+    """Erase a version's content (admin; right to be forgotten): ids, hash and audit remain.
+
+    Every identical copy in the repository (a proposal's body included) is erased with it, and
+    stored read contexts that showed the text keep only a note; their citations still verify.
+    """
     s = session(ctx, json_)
     s.emit(
         s.service.erase_version(s.caller, version_id, reason),

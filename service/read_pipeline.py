@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from domain.erasure import erased_note
 from domain.errors import InvalidArgument
 from projection.dedup import Shingles, collapse, shingles
 from projection.packaging import (
@@ -228,7 +229,7 @@ class ReadPipeline(ServiceCore):
         hit_only = req.detail_level == "excerpt" and r.hits
         chunks = None if erased or hit_only else self._chunks(r.version_id, body)
         pieces = () if erased else choose_pieces(body, req.detail_level, r.hits, terms, chunks)
-        note = f"[erased: this version's content was erased at {iso(row['erased_at'])}]"
+        note = erased_note(row["erased_at"]) if erased else None
         return ItemSource(
             repository_key=row["repo_key"],
             element_id=row["element_id"],
@@ -237,7 +238,7 @@ class ReadPipeline(ServiceCore):
             source_kind=row["source_kind"],
             body=body,
             pieces=tuple(pieces),
-            note=note if erased else None,
+            note=note,
         )
 
 
