@@ -20,6 +20,7 @@ from ingest.markdown import (
     extract_links,
     headings,
     normalize_body,
+    outline,
     parse_front_matter,
     split_front_matter,
     title_for,
@@ -97,8 +98,8 @@ def _parse(path: str, data: bytes) -> _Parsed | Skip:
     except FrontMatterError as exc:
         return Skip(SkipCode.FRONT_MATTER, str(exc))
     found = scan(text)
-    links = tuple(extract_links(path, content))
-    found_headings = headings(content)
+    found_links, found_headings = outline(path, content)
+    links = tuple(found_links)
     signals = _signals(text, content, data, found, links, found_headings)
     routable = RoutableFile(path, front.model_dump(exclude_unset=True), signals)
     return _Parsed(text, content, front, found, routable, links, found_headings)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import unquote
@@ -34,6 +33,7 @@ __all__ = [
     "extract_links",
     "headings",
     "normalize_body",
+    "outline",
     "parse_front_matter",
     "split_front_matter",
     "title_for",
@@ -88,10 +88,14 @@ def content_hash(text: str) -> str:
 
 def _outside_fences(text: str) -> list[str]:
     """The lines of ``text`` with fenced code blocks blanked out (line numbers are kept)."""
+    lines = text.split("\n")
+    if "```" not in text and "~~~" not in text:
+        return lines
     out: list[str] = []
     fence: str | None = None
-    for line in text.split("\n"):
-        match = _FENCE.match(line)
+    for line in lines:
+        # a fence opens with ` or ~ within the first four characters: test that before the regex
+        match = _FENCE.match(line) if fence is None and _may_open_fence(line) else None
         if fence is None and match:
             fence = match.group(1)[0] * len(match.group(1))
             out.append("")
@@ -104,17 +108,37 @@ def _outside_fences(text: str) -> list[str]:
     return out
 
 
+def _may_open_fence(line: str) -> bool:
+    head = line[:4]
+    return "`" in head or "~" in head
+
+
 def headings(text: str) -> list[tuple[int, str]]:
     """(level, text) of every ATX or setext heading outside fenced code."""
-    lines = _outside_fences(text)
+    return _headings_in(_outside_fences(text))
+
+
+def outline(path: str, body: str) -> tuple[list[LinkRef], list[tuple[int, str]]]:
+    """``(extract_links(path, body), headings(body))``, finding the fenced code once."""
+    lines = _outside_fences(body)
+    return _links_in(path, lines), _headings_in(lines)
+
+
+def _headings_in(lines: list[str]) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
+    # An ATX heading has its "#", a setext underline its "=" or "-", within the first four
+    # characters: cheap tests that spare most lines the regexes.
     for index, line in enumerate(lines):
-        atx = _ATX.match(line)
-        if atx:
-            found.append((len(atx.group(1)), (atx.group(2) or "").strip()))
-            continue
+        if "#" in line[:4]:
+            atx = _ATX.match(line)
+            if atx:
+                found.append((len(atx.group(1)), (atx.group(2) or "").strip()))
+                continue
         below = lines[index + 1] if index + 1 < len(lines) else ""
-        if line.strip() and (_SETEXT_H1.match(below) or (_SETEXT_H2.match(below) and below)):
+        head = below[:4]
+        if not ("=" in head or "-" in head) or not line.strip():
+            continue
+        if _SETEXT_H1.match(below) or (_SETEXT_H2.match(below) and below):
             found.append((1 if _SETEXT_H1.match(below) else 2, line.strip()))
     return found
 
@@ -174,37 +198,42 @@ def extract_links(path: str, body: str) -> list[LinkRef]:
     Links inside fenced code, images, external URLs and pure ``#anchor`` links are ignored;
     ``#fragment`` and ``?query`` are dropped; percent-escapes are decoded. Deduplicated, in order.
     """
-    text = "\n".join(_outside_fences(body))
+    return _links_in(path, _outside_fences(body))
+
+
+def _links_in(path: str, lines: list[str]) -> list[LinkRef]:
+    """:func:`extract_links` over the lines left by :func:`_outside_fences`.
+
+    No pattern matches across a newline (nor looks past one), so each is run line by line, and
+    only on the lines holding the literal every match contains: ``](`` for an inline link,
+    ``]:`` for a reference definition, ``.md`` for a bare path.
+    """
     found: dict[tuple[LinkKind, str], LinkRef] = {}
-    for match in _INLINE_LINK.finditer(text):
-        if not match.group(1):
-            _add_link(found, path, match.group(2))
-    for match in _REF_DEF.finditer(text):
-        _add_link(found, path, match.group(1))
-    rest = _URLISH.sub(" ", _REF_DEF.sub(" ", _INLINE_LINK.sub(" ", text)))
-    for match in _path_refs(rest):
-        raw = match.group(1)
-        # "backlog/x.md" is usually written from the repository root, "x.md" from the file's folder
-        options = [resolve_relative(path, raw), resolve_relative("", raw)]
-        if "/" in raw:
-            options.reverse()
-        candidates = tuple(dict.fromkeys(c for c in options if c))
-        found.setdefault(
-            (LinkKind.PATH_REFERENCE, raw), LinkRef(raw, LinkKind.PATH_REFERENCE, candidates)
-        )
+    for line in lines:
+        if "](" in line:
+            for match in _INLINE_LINK.finditer(line):
+                if not match.group(1):
+                    _add_link(found, path, match.group(2))
+    for line in lines:
+        if "]:" in line:
+            for match in _REF_DEF.finditer(line):
+                _add_link(found, path, match.group(1))
+    for line in lines:
+        if ".md" not in line:
+            continue
+        rest = _URLISH.sub(" ", _REF_DEF.sub(" ", _INLINE_LINK.sub(" ", line)))
+        for match in _PATH_REF.finditer(rest):
+            raw = match.group(1)
+            # "backlog/x.md" is usually written from the repository root, "x.md" from the
+            # file's folder
+            options = [resolve_relative(path, raw), resolve_relative("", raw)]
+            if "/" in raw:
+                options.reverse()
+            candidates = tuple(dict.fromkeys(c for c in options if c))
+            found.setdefault(
+                (LinkKind.PATH_REFERENCE, raw), LinkRef(raw, LinkKind.PATH_REFERENCE, candidates)
+            )
     return [ref for ref in found.values() if path not in ref.candidates]
-
-
-def _path_refs(text: str) -> Iterator[re.Match[str]]:
-    """``_PATH_REF`` matches, scanning only lines that mention ``.md``: a match never crosses a
-    newline (nor does its lookbehind see past one), so the result is the same, much faster."""
-    at = text.find(".md")
-    while at != -1:
-        start = text.rfind("\n", 0, at) + 1
-        end = text.find("\n", at)
-        end = len(text) if end == -1 else end
-        yield from _PATH_REF.finditer(text, start, end)
-        at = text.find(".md", end)
 
 
 def _add_link(found: dict[tuple[LinkKind, str], LinkRef], path: str, target: str) -> None:

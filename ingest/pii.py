@@ -67,18 +67,78 @@ _NANP = re.compile(r"\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4}")
 _IBAN = re.compile(
     r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}(?![A-Za-z0-9])|(?: [A-Z0-9]{1,4}){3,8})"
 )
+# The detectors above start with a lookbehind, which makes the regex engine try every position
+# of the text. Their matches can only lie in short regions that a scan starting with a character
+# class finds fast, so only those are searched, with the same results: a phone number is made
+# of digits, spaces, dots, dashes, brackets and "+", starts with a digit, "(" or "+" and is only
+# kept from 8 characters on; a card's digit run (digits, spaces, dashes, from a digit) lies
+# inside such a region and is only looked into from 13 characters on; an IBAN starts with two
+# capitals and two digits. Tests compare each with the plain ``finditer`` over the whole text.
+_PHONE_REGIONS = re.compile(r"[\d(+][\d .()+-]{7,}")
+_CARD_REGIONS = re.compile(r"\d[\d -]{12,}")
+_IBAN_STARTS = re.compile(r"[A-Z][A-Z]\d\d")  # spelled out: scans twice as fast
+
+
+def _number_regions(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of every ``_PHONE_REGIONS`` match: the only places numbers can hide."""
+    return [m.span() for m in _PHONE_REGIONS.finditer(text)]
+
+
+def _search_from(
+    pattern: re.Pattern[str], text: str, start: int, end: int
+) -> Iterator[re.Match[str]]:
+    """``pattern.finditer`` over ``[start, end)``, a maximal run of the characters a match is
+    made of: the search sees one character past it, so a lookahead sees what follows (a
+    lookbehind always sees what precedes)."""
+    return pattern.finditer(text, start, min(end + 1, len(text)))
+
+
+def _iban_matches(text: str) -> Iterator[re.Match[str]]:
+    """``_IBAN.finditer(text)``, trying only where two capitals and two digits start (two such
+    starts are never closer than four characters, so none is missed)."""
+    end = 0
+    for start in _IBAN_STARTS.finditer(text):
+        if start.start() < end:
+            continue
+        match = _IBAN.match(text, start.start())
+        if match is not None:
+            end = match.end()
+            yield match
+
+
+def _on_lines_with(
+    pattern: re.Pattern[str], needles: tuple[str, ...], text: str
+) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)`` for a pattern whose matches (lookarounds included) never cross
+    a newline and always contain one of ``needles``: only the lines holding a needle are
+    searched, in text order."""
+    lines: set[tuple[int, int]] = set()
+    for needle in needles:
+        at = text.find(needle)
+        while at != -1:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            end = len(text) if end == -1 else end
+            lines.add((start, end))
+            at = text.find(needle, end)
+    for start, end in sorted(lines):
+        yield from pattern.finditer(text, start, end)
+
+
 # Every quantifier that can backtrack is bounded: files are untrusted and up to the size cap.
-# Each pattern comes with literal needles: a text holding none of them cannot match, and a
-# substring test is far cheaper than a regex scan that starts with a lookbehind.
-_SECRETS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
-    (re.compile(r"(?<![\w-])sk-[A-Za-z0-9_-]{20,}"), ("sk-",)),
+# Each pattern comes with literal needles (a text holding none of them cannot match, and a
+# substring test is far cheaper than a regex scan that starts with a lookbehind) and whether its
+# matches stay on one line (then only the lines holding a needle are scanned).
+_SECRETS: list[tuple[re.Pattern[str], tuple[str, ...], bool]] = [
+    (re.compile(r"(?<![\w-])sk-[A-Za-z0-9_-]{20,}"), ("sk-",), True),
     (
         re.compile(r"(?<!\w)(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}"),
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        True,
     ),
-    (re.compile(r"(?<!\w)github_pat_[A-Za-z0-9_]{22,}"), ("github_pat_",)),
-    (re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"), ("AKIA", "ASIA")),
-    (re.compile(r"(?<!\w)xox[abprs]-[A-Za-z0-9-]{10,}"), ("xox",)),
+    (re.compile(r"(?<!\w)github_pat_[A-Za-z0-9_]{22,}"), ("github_pat_",), True),
+    (re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"), ("AKIA", "ASIA"), True),
+    (re.compile(r"(?<!\w)xox[abprs]-[A-Za-z0-9-]{10,}"), ("xox",), True),
     # the key body is masked even when the END line is missing
     (
         re.compile(
@@ -86,6 +146,7 @@ _SECRETS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
             r"(?:\n-----END [A-Z ]{0,40}PRIVATE KEY-----)?"
         ),
         ("PRIVATE KEY-----",),
+        False,
     ),
 ]
 _KEY_VALUE = re.compile(
@@ -122,15 +183,13 @@ def shannon_entropy(text: str) -> float:
     return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
 
 
-def _cards(text: str) -> Iterator[tuple[int, int]]:
+def _cards(text: str, numbers: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
     """Card numbers: 13-19 Luhn-valid digits, unspaced or in space/dash groups of 3-6 digits.
 
     Inside a longer run of numbers every start group is tried, so a card next to other numbers
     (``ref 12 4111 1111 1111 1111``) is still found.
     """
-    for run in _DIGIT_RUN.finditer(text):
-        if run.end() - run.start() < 13:  # fewer than 13 digits: no card can hide in it
-            continue
+    for run in _digit_runs(text, numbers):
         groups = [
             (m.start() + run.start(), m.end() + run.start()) for m in _DIGITS.finditer(run.group())
         ]
@@ -145,6 +204,17 @@ def _cards(text: str) -> Iterator[tuple[int, int]]:
 
 
 _DIGITS = re.compile(r"\d+")
+
+
+def _digit_runs(text: str, numbers: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+    """The ``_DIGIT_RUN`` matches of ``text`` long enough to hold a card (13 characters)."""
+    for start, end in numbers:
+        if end - start < 13:
+            continue
+        for region in _CARD_REGIONS.finditer(text, start, end):
+            for run in _search_from(_DIGIT_RUN, text, region.start(), region.end()):
+                if run.end() - run.start() >= 13:  # fewer than 13 digits: no card hides in it
+                    yield run
 
 
 def _longest_card_from(text: str, groups: list[tuple[int, int]], first: int) -> int | None:
@@ -164,10 +234,11 @@ def _longest_card_from(text: str, groups: list[tuple[int, int]], first: int) -> 
     return best
 
 
-def _phones(text: str) -> Iterator[tuple[int, int]]:
+def _phones(text: str, numbers: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
     """Phone numbers: ``+`` and 8-15 digits, North-American ``(555) 123-4567`` shapes, or
     national numbers with a leading ``0`` in groups of at least two digits (10-12 digits)."""
-    for match in _PHONE.finditer(text):
+    matches = (m for start, end in numbers for m in _search_from(_PHONE, text, start, end))
+    for match in matches:
         token = match.group()
         if len(token) < 8:  # every accepted shape has at least 8 digits
             continue
@@ -190,7 +261,7 @@ def _phones(text: str) -> Iterator[tuple[int, int]]:
 
 def _ibans(text: str) -> Iterator[tuple[int, int]]:
     """IBANs, compact or in groups of four; trailing groups are dropped until mod-97 passes."""
-    for match in _IBAN.finditer(text):
+    for match in _iban_matches(text):
         token = match.group()
         while token:
             if iban_valid(token):
@@ -202,9 +273,10 @@ def _ibans(text: str) -> Iterator[tuple[int, int]]:
 
 def _secrets(text: str) -> Iterator[tuple[int, int]]:
     """Known API-key formats, private key blocks, and high-entropy values after ``key=``."""
-    for pattern, needles in _SECRETS:
+    for pattern, needles, one_line in _SECRETS:
         if any(needle in text for needle in needles):
-            for match in pattern.finditer(text):
+            found = _on_lines_with(pattern, needles, text) if one_line else pattern.finditer(text)
+            for match in found:
                 yield match.span()
     for start, end in _key_value_lines(text):
         for match in _KEY_VALUE.finditer(text, start, end):
@@ -242,24 +314,23 @@ _CHAR_CLASSES = (str.islower, str.isupper, str.isdigit)
 
 def _emails(text: str) -> Iterator[tuple[int, int]]:
     """E-mail addresses (only texts with an ``@`` are scanned)."""
-    if "@" in text:
-        for match in _EMAIL.finditer(text):
-            yield match.span()
-
-
-# Earlier kinds win when spans overlap, so one token is counted once, as its most specific kind.
-_DETECTORS = [
-    (PiiKind.SECRET, _secrets),
-    (PiiKind.CARD, _cards),
-    (PiiKind.IBAN, _ibans),
-    (PiiKind.EMAIL, _emails),
-    (PiiKind.PHONE, _phones),
-]
+    for match in _on_lines_with(_EMAIL, ("@",), text):
+        yield match.span()
 
 
 def scan(text: str) -> PiiScan:
     """Find every PII span in ``text``; a token matched by several kinds counts once."""
-    raw = [(kind, span) for kind, detect in _DETECTORS for span in detect(text)]
+    numbers = _number_regions(text)
+    # Earlier kinds win when spans overlap, so one token is counted once, as its most specific
+    # kind.
+    detected = [
+        (PiiKind.SECRET, _secrets(text)),
+        (PiiKind.CARD, _cards(text, numbers)),
+        (PiiKind.IBAN, _ibans(text)),
+        (PiiKind.EMAIL, _emails(text)),
+        (PiiKind.PHONE, _phones(text, numbers)),
+    ]
+    raw = [(kind, span) for kind, spans in detected for span in spans]
     kept: list[PiiFinding] = []
     for kind, (start, end) in raw:
         if not any(start < k.end and k.start < end for k in kept):

@@ -28,6 +28,44 @@ from storage.store_ingest import IngestStore
 from storage.store_read import ReadStore
 
 
+def element_row(el: Element, head: ElementVersion | None = None) -> dict[str, Any]:
+    """An ``elements`` row; its head is ``head`` (inserted with it) or none yet."""
+    return {
+        "element_id": el.element_id,
+        "repo_key": el.repo_key,
+        "element_kind": el.element_kind,
+        "type_key": el.type_key,
+        "source_kind": el.source_kind.value,
+        "classification": el.classification.value,
+        "created_at": el.created_at,
+        "created_by": el.created_by,
+        "head_version_id": head.version_id if head else None,
+        "head_seq": head.seq if head else 0,
+    }
+
+
+def version_row(v: ElementVersion) -> dict[str, Any]:
+    """An ``element_versions`` row, provenance included."""
+    p = v.provenance
+    return {
+        "version_id": v.version_id,
+        "element_id": v.element_id,
+        "seq": v.seq,
+        "parent_version_id": v.parent_version_id,
+        "title": v.title,
+        "body": v.body,
+        "metadata": v.metadata,
+        "content_sha256": v.content_sha256,
+        "recorded_at": v.recorded_at,
+        "actor_type": p.actor_type,
+        "actor_id": p.actor_id,
+        "tool_id": p.tool_id,
+        "source_repo": p.source_repo,
+        "commit_sha": p.commit_sha,
+        "path": p.path,
+    }
+
+
 def element_from_row(r: Row[Any]) -> Element:
     """Map an ``elements`` row."""
     return Element(
@@ -179,20 +217,7 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
     # -- elements and versions -----------------------------------------------------------
     def insert_element(self, el: Element) -> None:
         """Insert an element row (head set separately by ``move_head``)."""
-        self.conn.execute(
-            t.elements.insert().values(
-                element_id=el.element_id,
-                repo_key=el.repo_key,
-                element_kind=el.element_kind,
-                type_key=el.type_key,
-                source_kind=el.source_kind.value,
-                classification=el.classification.value,
-                created_at=el.created_at,
-                created_by=el.created_by,
-                head_version_id=None,
-                head_seq=0,
-            )
-        )
+        self.conn.execute(t.elements.insert().values(**element_row(el)))
 
     def get_element(self, element_id: str, *, for_update: bool = False) -> Element | None:
         """An element by id."""
@@ -222,26 +247,7 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
 
     def insert_version(self, v: ElementVersion) -> None:
         """Insert an immutable version (and announce it to the index)."""
-        p = v.provenance
-        self.conn.execute(
-            t.element_versions.insert().values(
-                version_id=v.version_id,
-                element_id=v.element_id,
-                seq=v.seq,
-                parent_version_id=v.parent_version_id,
-                title=v.title,
-                body=v.body,
-                metadata=v.metadata,
-                content_sha256=v.content_sha256,
-                recorded_at=v.recorded_at,
-                actor_type=p.actor_type,
-                actor_id=p.actor_id,
-                tool_id=p.tool_id,
-                source_repo=p.source_repo,
-                commit_sha=p.commit_sha,
-                path=p.path,
-            )
-        )
+        self.conn.execute(t.element_versions.insert().values(**version_row(v)))
         self.enqueue_index(v.element_id, v.version_id, v.recorded_at)
 
     def get_version(self, version_id: str) -> ElementVersion | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +13,7 @@ from ingest.state import MirroredFile
 from storage import schema as t
 
 if TYPE_CHECKING:
-    from domain.model import Element, Relationship
+    from domain.model import Element, ElementVersion, Relationship
 
 _CHUNK = 500  # ids per IN (...) list, well under every driver's parameter limit
 
@@ -138,6 +138,12 @@ class IngestStore:
                 )
             )
 
+    def insert_ingest_files(self, rows: Sequence[dict[str, str]]) -> None:
+        """Record many newly mirrored paths in one statement (``ingest_files`` rows: repo_key,
+        source_repo, path, element_id, commit_sha), where the caller knows none exists yet."""
+        if rows:
+            self.conn.execute(t.ingest_files.insert(), list(rows))
+
     def drop_ingest_file(self, repo_key: str, source_repo: str, path: str, element_id: str) -> bool:
         """Forget ``path`` (a rename moved it) if it still maps to ``element_id``."""
         c = t.ingest_files.c
@@ -171,6 +177,31 @@ class IngestStore:
             for r in self.conn.execute(q):
                 out[r.element_id] = (element_from_row(r), r.content_sha256)
         return out
+
+    def insert_new_elements(self, created: Sequence[tuple[Element, ElementVersion]]) -> None:
+        """Insert new elements, each with its first version as head, and announce the versions
+        to the index: three statements for a whole batch, where one at a time takes four per
+        element (``insert_element``, ``move_head``, ``insert_version``) and leaves the same rows."""
+        from storage.store import element_row, version_row
+
+        if not created:
+            return
+        for el, v in created:
+            if v.element_id != el.element_id or v.seq != 1 or v.parent_version_id is not None:
+                raise ValueError(f"{v.version_id} is not the first version of {el.element_id}")
+        self.conn.execute(t.elements.insert(), [element_row(el, v) for el, v in created])
+        self.conn.execute(t.element_versions.insert(), [version_row(v) for _, v in created])
+        self.conn.execute(
+            t.index_outbox.insert(),
+            [
+                {
+                    "element_id": v.element_id,
+                    "version_id": v.version_id,
+                    "enqueued_at": v.recorded_at,
+                }
+                for _, v in created
+            ],
+        )
 
     def set_classification(self, element_id: str, classification: str, at: datetime) -> None:
         """Re-classify an element (routing rules decide an ingested file's classification) and

@@ -503,3 +503,56 @@ def test_front_matter_cannot_forge_the_metadata_ingest_records(sqlite_mirror):
     assert "routing_rule" not in metadata
     assert "unresolved_links" not in metadata
     assert metadata["owner"] == "x"
+
+
+# --- failures --------------------------------------------------------------------------------
+
+
+def test_a_run_that_fails_in_a_later_batch_keeps_whole_batches_and_a_rerun_converges(
+    mirror, monkeypatch
+):
+    import service.ingest_files
+    from storage.store_ingest import IngestStore
+
+    monkeypatch.setattr(service.ingest_files, "BATCH", 2)  # four files: two units of work
+    first_commit(mirror.git)
+    real = IngestStore.insert_ingest_files
+    calls: list[int] = []
+
+    def failing_second_time(self, rows):
+        calls.append(len(rows))
+        if len(calls) == 2:
+            raise RuntimeError("disk full")
+        return real(self, rows)
+
+    monkeypatch.setattr(IngestStore, "insert_ingest_files", failing_second_time)
+    before = table_counts(mirror.world.app)
+
+    def added() -> dict[str, int]:
+        return {k: n - before[k] for k, n in table_counts(mirror.world.app).items()}
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        mirror.run()
+    # the first batch whole, nothing of the second (its elements and versions were rolled back)
+    assert added() == {
+        **dict.fromkeys(COUNTED_TABLES, 0),
+        "elements": 2,
+        "element_versions": 2,
+        "ingest_files": 2,
+        "audit_events": 2,
+    }
+    assert mirror.svc.verify_audit(mirror.world.auditor, mirror.world.repo)["ok"] is True
+
+    monkeypatch.setattr(IngestStore, "insert_ingest_files", real)
+    report = mirror.run()
+    assert report["counts"]["new"] == 2
+    assert report["counts"]["unchanged"] == 2
+    counts = added()
+    assert (counts["elements"], counts["element_versions"], counts["ingest_files"]) == (4, 4, 4)
+    assert counts["ingest_sources"] == 1
+    assert {link["target_element_id"] for link in mirror.links("backlog/auth.md")} == {
+        mirror.eid("backlog/billing.md"),
+        mirror.eid("backlog/old.md"),
+    }
+    assert mirror.svc.verify_audit(mirror.world.auditor, mirror.world.repo)["ok"] is True
+    assert mirror.run()["noop"] is True

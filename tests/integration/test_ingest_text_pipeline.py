@@ -12,7 +12,7 @@ from ingest import markdown, pii
 from ingest.front_matter import FrontMatterError, parse_front_matter
 from ingest.links import mirrored_after, resolve_links
 from ingest.markdown import LinkKind
-from ingest.paths import unsafe_path_reason
+from ingest.paths import resolve_relative, unsafe_path_reason
 from ingest.plan import element_id_for
 from ingest.plan_model import ActionKind, FileAction, LinkCandidate
 from ingest.state import MirroredFile, MirrorState
@@ -27,7 +27,7 @@ texts = st.lists(st.sampled_from(TOKENS) | st.text(max_size=3), max_size=80).map
 
 def reference_secrets(text: str) -> list[tuple[int, int]]:
     """The scan before needles and line filtering: every pattern over the whole text."""
-    spans = [m.span() for pattern, _ in pii._SECRETS for m in pattern.finditer(text)]
+    spans = [m.span() for pattern, _, _ in pii._SECRETS for m in pattern.finditer(text)]
     for match in pii._KEY_VALUE.finditer(text):
         value = match.group(1)
         classes = sum(any(test(c) for c in value) for test in pii._CHAR_CLASSES)
@@ -42,11 +42,106 @@ def test_the_secret_scanner_finds_exactly_what_a_whole_text_scan_finds(text):
     assert sorted(pii._secrets(text)) == sorted(reference_secrets(text))
 
 
+NUMBER_TOKENS = [
+    "0", "1", "7", "4111", "4111 1111 1111 1111", "+49", "(555)", "030", " ", "-", ".", "(",
+    ")", "+", "DE89", "GB82", "AB", "X", "x", "@", "a.b", "mail.example", "_", "\n", "\u0661",
+]  # fmt: skip
+number_texts = st.lists(st.sampled_from(NUMBER_TOKENS) | st.text(max_size=2), max_size=60).map(
+    "".join
+)
+
+
 @settings(max_examples=400, deadline=None)
-@given(texts)
-def test_path_references_are_found_exactly_as_a_whole_text_scan_finds_them(text):
-    fast = [(m.span(), m.group(1)) for m in markdown._path_refs(text)]
-    assert fast == [(m.span(), m.group(1)) for m in markdown._PATH_REF.finditer(text)]
+@given(number_texts)
+def test_the_number_scanners_find_exactly_what_a_whole_text_scan_finds(text):
+    numbers = pii._number_regions(text)
+    phones = [m.span() for a, b in numbers for m in pii._search_from(pii._PHONE, text, a, b)]
+    assert [span for span in phones if span[1] - span[0] >= 8] == [
+        m.span() for m in pii._PHONE.finditer(text) if len(m.group()) >= 8
+    ]
+    assert [m.span() for m in pii._digit_runs(text, numbers)] == [
+        m.span() for m in pii._DIGIT_RUN.finditer(text) if len(m.group()) >= 13
+    ]
+    assert [m.span() for m in pii._iban_matches(text)] == [
+        m.span() for m in pii._IBAN.finditer(text)
+    ]
+    assert [m.span() for m in pii._on_lines_with(pii._EMAIL, ("@",), text)] == [
+        m.span() for m in pii._EMAIL.finditer(text)
+    ]
+
+
+def reference_links(path: str, body: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """Link extraction before line filtering: every pattern over the whole text."""
+    text = "\n".join(markdown._outside_fences(body))
+    found: dict[tuple[LinkKind, str], markdown.LinkRef] = {}
+    for match in markdown._INLINE_LINK.finditer(text):
+        if not match.group(1):
+            markdown._add_link(found, path, match.group(2))
+    for match in markdown._REF_DEF.finditer(text):
+        markdown._add_link(found, path, match.group(1))
+    rest = markdown._URLISH.sub(
+        " ", markdown._REF_DEF.sub(" ", markdown._INLINE_LINK.sub(" ", text))
+    )
+    for match in markdown._PATH_REF.finditer(rest):
+        raw = match.group(1)
+        options = [resolve_relative(path, raw), resolve_relative("", raw)]
+        if "/" in raw:
+            options.reverse()
+        candidates = tuple(dict.fromkeys(c for c in options if c))
+        found.setdefault(
+            (LinkKind.PATH_REFERENCE, raw),
+            markdown.LinkRef(raw, LinkKind.PATH_REFERENCE, candidates),
+        )
+    return [(r.raw, r.kind, r.candidates) for r in found.values() if path not in r.candidates]
+
+
+def reference_headings(text: str) -> list[tuple[int, str]]:
+    """Headings before the cheap pre-tests: every line through the regexes."""
+    lines: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        match = markdown._FENCE.match(line)
+        if fence is None and match:
+            fence = match.group(1)[0] * len(match.group(1))
+            lines.append("")
+        elif fence is not None:
+            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
+                fence = None
+            lines.append("")
+        else:
+            lines.append(line)
+    found: list[tuple[int, str]] = []
+    for index, line in enumerate(lines):
+        atx = markdown._ATX.match(line)
+        if atx:
+            found.append((len(atx.group(1)), (atx.group(2) or "").strip()))
+            continue
+        below = lines[index + 1] if index + 1 < len(lines) else ""
+        if line.strip() and (
+            markdown._SETEXT_H1.match(below) or (markdown._SETEXT_H2.match(below) and below)
+        ):
+            found.append((1 if markdown._SETEXT_H1.match(below) else 2, line.strip()))
+    return found
+
+
+MARKDOWN_TOKENS = [
+    "[", "]", "(", ")", "](", "]:", "!", "x.md", "docs/a.md", "../c.md", " ", "\n", "```",
+    "~~~", "#", "# T", "===", "---", "-", "=", "http://h/x.md", "<", ">", '"t"', "\t", "    ",
+    "%20", "#frag", "?q", "/", ".", "`", "~",
+]  # fmt: skip
+markdown_texts = st.lists(st.sampled_from(MARKDOWN_TOKENS) | st.text(max_size=2), max_size=60).map(
+    "".join
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["a.md", "docs/x.md", "d/e/f.md"]), markdown_texts)
+def test_links_and_headings_are_found_exactly_as_a_whole_text_scan_finds_them(path, text):
+    fast = [(r.raw, r.kind, r.candidates) for r in markdown.extract_links(path, text)]
+    assert fast == reference_links(path, text)
+    assert markdown.headings(text) == reference_headings(text)
+    links, headings = markdown.outline(path, text)
+    assert (links, headings) == (markdown.extract_links(path, text), markdown.headings(text))
 
 
 @pytest.mark.parametrize(
