@@ -69,12 +69,7 @@ class ElementOps(ServiceCore):
             at,
             element_id=el.element_id,
             version_id=v1.version_id,
-            payload={
-                "type_key": el.type_key,
-                "source_kind": el.source_kind.value,
-                "classification": el.classification.value,
-                "content_sha256": v1.content_sha256,
-            },
+            payload=created_payload(el, v1),
         )
         return v1
 
@@ -307,6 +302,16 @@ class ElementOps(ServiceCore):
             self.log_read(uow, caller, "relationship.list", el.repo_key, element_id=element_id)
             uow.commit()
         return out
+
+
+def created_payload(el: Element, v1: ElementVersion) -> dict[str, Any]:
+    """The ``element.created`` audit payload (every path that creates an element writes it)."""
+    return {
+        "type_key": el.type_key,
+        "source_kind": el.source_kind.value,
+        "classification": el.classification.value,
+        "content_sha256": v1.content_sha256,
+    }
 
 
 def _element_kind(value: str) -> str:

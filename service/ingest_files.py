@@ -24,7 +24,7 @@ from ingest.run_report import RunTally
 from ingest.state import MirrorState
 from service.authz import Caller
 from service.core import UnitOfWork
-from service.element_ops import ElementOps
+from service.element_ops import ElementOps, created_payload
 
 TOOL_ID = "ameide-ingest"
 BATCH = 100
@@ -184,7 +184,7 @@ class IngestFileOps(ElementOps):
         self, uow: UnitOfWork, run: IngestRun, a: FileAction, at: datetime, batch: MirrorBatch
     ) -> Element:
         """A new element with version 1 as head (rows left to ``batch``), audited as
-        ``ElementOps.write_new_element`` audits it."""
+        ``ElementOps.write_new_element`` audits it (``created_payload``)."""
         assert a.repository is not None
         assert a.element_id is not None
         el = Element.new(
@@ -214,12 +214,7 @@ class IngestFileOps(ElementOps):
             at,
             element_id=el.element_id,
             version_id=v1.version_id,
-            payload={
-                "type_key": el.type_key,
-                "source_kind": el.source_kind.value,
-                "classification": el.classification.value,
-                "content_sha256": v1.content_sha256,
-            },
+            payload=created_payload(el, v1),
         )
         run.tally.versions += 1
         run.tally.writes += 1
