@@ -56,11 +56,12 @@ class Side:
 
     @contextmanager
     def searching(self) -> Iterator[Searcher]:
-        """The shared searcher, reopened first if this process committed since."""
+        """The shared searcher, reopened first if this process committed since, or another
+        process sharing the directory did (``up_to_date`` compares the generation on disk)."""
         with self._lock:
             if self.closed:  # replaced by a rebuild: the caller retries on the new one
                 raise Replaced
-            if self._searcher is None or self.stale:
+            if self._searcher is None or self.stale or not self._searcher.up_to_date():
                 self.stale = False  # before opening: a commit racing the open marks it again
                 # Not Searcher.refresh(): in whoosh3 3.54 it keeps replaced segments around.
                 if self._searcher is not None:

@@ -228,3 +228,29 @@ def test_an_index_directory_deleted_while_no_process_ran_is_rebuilt_on_first_use
         assert status["consistent"] is True
     finally:
         world.app.close()
+
+
+def test_a_process_sees_what_another_process_on_the_same_home_indexed(tmp_path: Path):
+    # e.g. `ameide serve` answering while a curator writes through the CLI (its own process,
+    # which applies the outbox to the shared index directory itself)
+    home = tmp_path / "home"
+    server = make_world(build_app(Settings(home=home), migrate=True))
+    server.canonical("Testing SOP", "# Testing SOP\n\nphase tests\n")
+    ask = request(server.repo, "quokka migration runbook", selector="head")
+    assert server.svc.read_context(server.agent, ask)["items"] == []  # its searcher is warm now
+
+    cli = build_app(Settings(home=home))
+    try:
+        out = cli.service.create_element(
+            server.curator,
+            server.repo,
+            title="Quokka",
+            body="# Quokka\n\nquokka migration runbook\n",
+        )
+    finally:
+        cli.close()
+    try:
+        items = server.svc.read_context(server.agent, ask)["items"]
+        assert [i["element_id"] for i in items] == [out["element"]["element_id"]]
+    finally:
+        server.app.close()
