@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from whoosh.index import create_in, exists_in, open_dir
+from whoosh.index import EmptyIndexError, create_in, exists_in, open_dir
 from whoosh.scoring import BM25F
 from whoosh.searching import Searcher
 
@@ -61,18 +61,28 @@ class Side:
         with self._lock:
             if self.closed:  # replaced by a rebuild: the caller retries on the new one
                 raise Replaced
-            if self._searcher is None or self.stale or not self._searcher.up_to_date():
+            if self._searcher is None or self.stale or not _up_to_date(self._searcher):
                 self.stale = False  # before opening: a commit racing the open marks it again
-                # Not Searcher.refresh(): in whoosh3 3.54 it keeps replaced segments around.
-                if self._searcher is not None:
-                    self._searcher.close()
-                self._searcher = self.ix.searcher(weighting=BM25F(B=B, K1=K1))
-                self._leaves = [Leaf(*leaf) for leaf in self._searcher.leaf_searchers()]
-                live = {leaf.key for leaf in self._leaves}
-                self._lengths = {k: v for k, v in self._lengths.items() if k[0] in live}
-                self._by_value = {k: v for k, v in self._by_value.items() if k[0] in live}
-                self._norms = {}
+                self._reopen()
+            assert self._searcher is not None
             yield self._searcher
+
+    def _reopen(self) -> None:
+        # Not Searcher.refresh(): in whoosh3 3.54 it keeps replaced segments around.
+        try:
+            fresh = self.ix.searcher(weighting=BM25F(B=B, K1=K1))
+        except (EmptyIndexError, OSError):
+            if self._searcher is None:
+                raise
+            return  # files deleted underneath: the open ones answer until the owner rebuilds
+        old, self._searcher = self._searcher, fresh
+        if old is not None:
+            old.close()
+        self._leaves = [Leaf(*leaf) for leaf in fresh.leaf_searchers()]
+        live = {leaf.key for leaf in self._leaves}
+        self._lengths = {k: v for k, v in self._lengths.items() if k[0] in live}
+        self._by_value = {k: v for k, v in self._by_value.items() if k[0] in live}
+        self._norms = {}
 
     def scores(
         self,
@@ -192,3 +202,12 @@ class Replaced(Exception):
 def _trim(cache: OrderedDict[Any, Any], size: int) -> None:
     while len(cache) > size:
         cache.popitem(last=False)
+
+
+def _up_to_date(searcher: Searcher) -> bool:
+    """Whether no other writer committed since ``searcher`` opened (an unreadable directory
+    counts as changed; ``_reopen`` then keeps the open files answering)."""
+    try:
+        return bool(searcher.up_to_date())
+    except (EmptyIndexError, OSError):
+        return False
