@@ -12,7 +12,9 @@ segment too, and the average lengths per searcher.
 from __future__ import annotations
 
 import functools
+import os
 import threading
+import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator
@@ -33,6 +35,7 @@ _FILTER_CACHE_SIZE = 16
 _SEGMENT_CACHE_SIZE = 2_000
 _ALLOWLISTED = frozenset({"version_id", "element_id"})  # filtered by long lists of values
 _NO_DOCS: frozenset[int] = frozenset()
+_MTIME_GRAIN_NS = 3_000_000_000  # coarser than any file system's mtime resolution
 
 
 class Side:
@@ -45,6 +48,8 @@ class Side:
             self.ix = create_in(str(directory), schema(), indexname=name)
         self.stale = False
         self.closed = False
+        self._directory = directory
+        self._seen_mtime: int | None = None  # the directory's, when last known current
         self._searcher: Searcher | None = None
         self._leaves: list[Leaf] = []
         self._lock = threading.Lock()
@@ -61,14 +66,33 @@ class Side:
         with self._lock:
             if self.closed:  # replaced by a rebuild: the caller retries on the new one
                 raise Replaced
-            if self._searcher is None or self.stale or not _up_to_date(self._searcher):
+            if self._searcher is None or self.stale or self._changed_elsewhere(self._searcher):
                 self.stale = False  # before opening: a commit racing the open marks it again
                 self._reopen()
             assert self._searcher is not None
             yield self._searcher
 
+    def _changed_elsewhere(self, searcher: Searcher) -> bool:
+        """Whether another writer committed since ``searcher`` opened. A commit adds files, so
+        the directory's mtime (one stat) gates the generation check (a listing); within a few
+        seconds of a change the listing is always done, for file systems with coarse mtimes."""
+        try:
+            mtime = os.stat(self._directory).st_mtime_ns
+        except OSError:
+            return True
+        if mtime == self._seen_mtime and time.time_ns() - mtime > _MTIME_GRAIN_NS:
+            return False
+        if _up_to_date(searcher):
+            self._seen_mtime = mtime
+            return False
+        return True
+
     def _reopen(self) -> None:
         # Not Searcher.refresh(): in whoosh3 3.54 it keeps replaced segments around.
+        try:
+            self._seen_mtime = os.stat(self._directory).st_mtime_ns  # before: see searching()
+        except OSError:
+            self._seen_mtime = None
         try:
             fresh = self.ix.searcher(weighting=BM25F(B=B, K1=K1))
         except (EmptyIndexError, OSError):
