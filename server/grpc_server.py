@@ -107,13 +107,20 @@ def create_grpc_server(
     reflection.enable_server_reflection((*SERVICE_NAMES, reflection.SERVICE_NAME), server)
     address = f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
     try:
-        bound = (
-            server.add_secure_port(address, credentials)
-            if credentials is not None
-            else server.add_insecure_port(address)
-        )
+        try:
+            bound = (
+                server.add_secure_port(address, credentials)
+                if credentials is not None
+                else server.add_insecure_port(address)
+            )
+        except RuntimeError:
+            bound = 0
         if not bound:  # older grpcio returns 0 instead of raising
-            raise RuntimeError(f"cannot bind gRPC on {address}")
+            raise InvalidArgument(
+                f"cannot listen for gRPC on {address}: the address is in use or not this "
+                "machine's; choose another --grpc-port (AMEIDE_GRPC_PORT) or --host",
+                field="grpc_port",
+            )
     except BaseException:
         server.stop(None)
         raise

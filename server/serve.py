@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -143,6 +144,7 @@ class AmeideServer:
                 field="host",
             )
         self.config = config
+        _check_listenable(config.host, config.http_port)  # before gRPC binds its port
         mcp_cfg = mcp_settings or McpSettings()
         rest = create_app(service, settings=settings, require_auth=config.require_auth)
         self.metrics: Metrics = rest.state.metrics
@@ -238,6 +240,23 @@ class _Uvicorn(uvicorn.Server):
         await super().startup(sockets)
         if self.started and self.on_started is not None:
             self.on_started()
+
+
+def _check_listenable(host: str, port: int) -> None:
+    """A clear error now rather than uvicorn's exit after startup: the HTTP port is taken."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise InvalidArgument(
+                f"cannot listen on {host}:{port} ({exc.strerror or exc}); choose another "
+                "--port (AMEIDE_HTTP_PORT) or --host",
+                field="port",
+            ) from None
 
 
 def configure_logging() -> None:

@@ -140,3 +140,21 @@ def test_ameide_serve_drains_grpc_before_a_signal_ends_it(world: World, sig: int
     assert "Traceback" not in stderr
     # the signal still ends the process the conventional way, after the drain
     assert proc.returncode in (-sig, 128 + sig, 130 if sig == signal.SIGINT else -sig)
+
+
+@pytest.mark.parametrize("which", ["http", "grpc"])
+def test_a_port_in_use_is_a_clear_error_before_anything_listens(world: World, which: str) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = ServeConfig(
+            host="127.0.0.1",
+            http_port=port if which == "http" else 0,
+            grpc_port=port if which == "grpc" else 0,
+        )
+        with pytest.raises(InvalidArgument, match=f"cannot listen.* 127.0.0.1:{port}") as refused:
+            AmeideServer(world.svc, world.app.settings, config)
+    assert refused.value.details["field"] == ("port" if which == "http" else "grpc_port")

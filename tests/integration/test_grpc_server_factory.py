@@ -103,7 +103,7 @@ def test_a_server_without_authentication_refuses_a_non_loopback_host(sqlite_app:
 def test_a_second_server_cannot_bind_a_port_in_use(sqlite_app: App) -> None:
     first, port = create_grpc_server(sqlite_app, sqlite_app.service, host="127.0.0.1", port=0)
     try:
-        with pytest.raises(RuntimeError):
+        with pytest.raises(errors.InvalidArgument, match="cannot listen for gRPC"):
             create_grpc_server(sqlite_app, sqlite_app.service, host="127.0.0.1", port=port)
     finally:
         first.stop(None)
