@@ -38,6 +38,10 @@ def classification_rank(classification: str) -> int:
         raise ValueError(f"unknown classification {classification!r}") from None
 
 
+Gap = tuple[int, int, float]
+"""Positions ``low`` to ``high`` (inclusive) not applied yet, first seen at epoch seconds."""
+
+
 @dataclass(frozen=True, slots=True)
 class IndexedChunk:
     """One chunk of one version, with the version attributes searches filter and rank on.
@@ -203,6 +207,14 @@ class KeywordIndex(Protocol):
     def last_applied_position(self) -> int | None:
         """The ``position`` given with the last durable write, or ``None`` if never given."""
 
+    def open_gaps(self) -> list[Gap]:
+        """Positions at or below the watermark that were not applied yet (their writers had not
+        committed when later positions were applied), as ``(low, high, first_seen)`` ranges,
+        kept with the watermark by :meth:`advance` and :meth:`rebuild`."""
+
+    def advance(self, position: int, gaps: Sequence[Gap] = ()) -> None:
+        """Durably set the watermark to ``position`` and the open gaps to ``gaps``."""
+
     def needs_rebuild(self) -> bool:
         """True when the index had to start empty (e.g. its files were of an older format), so
         only a :meth:`rebuild` can make it whole again; a rebuild resets it."""
@@ -215,8 +227,15 @@ class KeywordIndex(Protocol):
     def clear(self, *, position: int | None = None) -> None:
         """Remove every document."""
 
-    def rebuild(self, chunks: Iterable[IndexedChunk], *, position: int | None = None) -> None:
-        """Replace the whole index with ``chunks`` (each version's chunks contiguous)."""
+    def rebuild(
+        self,
+        chunks: Iterable[IndexedChunk],
+        *,
+        position: int | None = None,
+        gaps: Sequence[Gap] = (),
+    ) -> None:
+        """Replace the whole index with ``chunks`` (each version's chunks contiguous); the
+        watermark becomes ``position`` with the open ``gaps``."""
 
     def doc_count(self) -> int:
         """Number of chunks indexed."""

@@ -1,15 +1,28 @@
 """Index maintenance: the keyword index is a projection of the database, kept by the outbox.
 
 Every write that changes what the index should hold adds ``index_outbox`` rows in its own
-transaction (``Store.insert_version``, ``retire_element``, ``save_erasure`` …). After each commit
-the unit of work calls ``IndexMaintainer.catch_up``, which applies the pending rows to the index
-and only then deletes them. A crash between the commit and the index update therefore leaves
-exactly the work still to do, which the next write, read or ``ameide index status`` applies.
-``rebuild`` recomputes everything from the database; it answers exactly like incremental upkeep.
-An index that starts empty because its files were of an older format (``needs_rebuild``) is
-rebuilt by the first catch-up, i.e. by the first write or read after an upgrade. So is an index
-whose directory was deleted while the process held it open (``is_intact`` false): the open
-files keep answering, but ``status`` reports it not on disk (so ``health`` says not ready) until
+transaction (``Store.insert_version``, ``retire_element``, ``save_erasure`` …). Each keyword
+index (one directory per home; several homes or hosts may share one database) is a *consumer*
+with its own position in the outbox, its watermark: after each commit the unit of work calls
+``IndexMaintainer.catch_up``, which applies the rows after the watermark in id order and only
+then advances it. Rows are not deleted when applied — every other index needs them too — so a
+crash between the commit and the index update leaves exactly the work still to do, which the
+next write, read or ``ameide index status`` applies, and what one process commits every other
+process's index applies on its next read.
+
+Ids can commit out of order on PostgreSQL (a transaction holding id 10 commits after the one
+holding id 11): ids skipped below the watermark are kept with it as open *gaps*, re-read on
+every catch-up and dropped once :data:`GAP_TIMEOUT` has passed (their transaction rolled back).
+Re-applying a row is idempotent (it re-indexes the version as the database has it), so erring
+toward re-application is safe.
+
+Catch-up also prunes rows older than :data:`RETENTION` (at most every :data:`PRUNE_INTERVAL`
+per process) and records how far it pruned; an index whose watermark is below that was offline
+too long to catch up and is rebuilt instead. ``rebuild`` recomputes everything from the
+database; it answers exactly like incremental upkeep. An index that starts empty — new, of an
+older format (``needs_rebuild``), or with its directory deleted while the process held it open
+(``is_intact`` false) — is rebuilt by the first catch-up. A deleted directory keeps answering
+from the open files, but ``status`` reports it not on disk (so ``health`` says not ready) until
 the next catch-up rebuilds it from the database, with a warning.
 """
 
@@ -17,13 +30,25 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from projection.keyword_index import IndexedChunk, KeywordIndex, classification_rank, indexed_chunks
+from projection.keyword_index import (
+    Gap,
+    IndexedChunk,
+    KeywordIndex,
+    classification_rank,
+    indexed_chunks,
+)
 from projection.selection import epoch_of, is_superseded
 
 BATCH = 500
+GAP_TIMEOUT = 600.0  # seconds an id skipped below the watermark is looked for (then: rolled back)
+GAP_WINDOW = 10_000  # a rebuild treats ids missing this far below the newest as open gaps
+RETENTION = timedelta(days=7)  # outbox rows older than this are pruned
+PRUNE_INTERVAL = 600.0  # seconds between two prunes by one process
 log = logging.getLogger("ameide.index")
 
 
@@ -72,7 +97,7 @@ class IndexMaintainer:
         self._index: KeywordIndex | None = None
         self._lock = threading.Lock()
         self._dirty = False
-        self._checked_history = False  # see _rebuild_if_history_missing
+        self._pruned_at: float | None = None  # time.monotonic() of this process's last prune
 
     @property
     def index(self) -> KeywordIndex:
@@ -82,7 +107,8 @@ class IndexMaintainer:
         return self._index
 
     def catch_up(self, *, wait: bool = False) -> int:
-        """Apply every pending outbox row; returns how many were applied.
+        """Apply every outbox row after the index's watermark (and in its open gaps); returns
+        how many were applied (a rebuild counts the rows it covered).
 
         Without ``wait`` a call that finds another one running only marks more work, which the
         running one picks up before it returns, so committing threads never queue on the index.
@@ -94,59 +120,106 @@ class IndexMaintainer:
                 return applied
             try:
                 self._dirty = False
-                started_empty = not self._checked_history and self.index.doc_count() == 0
-                if self.index.needs_rebuild():  # e.g. opened on files of an older format
-                    self._rebuild()
-                elif not self.index.is_intact():  # e.g. its directory deleted under the process
-                    log.warning("the keyword index is missing on disk: rebuilding it")
-                    self._rebuild()
-                while n := self._apply_batch():
-                    applied += n
-                if not self._checked_history:
-                    self._checked_history = True
-                    if started_empty:
-                        self._rebuild_if_history_missing()
+                applied += self._drain()
             finally:
                 self._lock.release()
             if not self._dirty:
                 return applied
 
-    def _rebuild_if_history_missing(self) -> None:
-        """An index that opened empty over a database with more than the pending work (its
-        directory was removed while no process held it): rebuild it from the database."""
-        indexed = getattr(self.index, "version_count", None)
-        if indexed is None:
-            return
-        with self._uow(readonly=True) as uow:
-            expected = uow.store.indexable_version_count()
-        if indexed() < expected:
-            log.warning(
-                "the keyword index opened empty but the database has %d indexable versions: "
-                "rebuilding it",
-                expected,
-            )
-            self._rebuild()
+    def _drain(self) -> int:
+        """:meth:`catch_up` once (call holding the lock)."""
+        applied = 0
+        if self.index.needs_rebuild():  # e.g. opened on files of an older format
+            applied += self._rebuild_covering()
+        elif not self.index.is_intact():  # e.g. its directory deleted under the process
+            log.warning("the keyword index is missing on disk: rebuilding it")
+            applied += self._rebuild_covering()
+        elif self._behind_pruning():
+            applied += self._rebuild_covering()
+        with_gaps = True
+        while n := self._apply_batch(with_gaps=with_gaps):
+            applied += n
+            with_gaps = False
+        self._prune_now_and_then()
+        return applied
 
-    def _apply_batch(self) -> int:
+    def _behind_pruning(self) -> bool:
+        """True when the index cannot catch up from the outbox: it never did (it opened empty,
+        or with a watermark of an older release), rows after its watermark were pruned (it was
+        offline longer than the retention), or its watermark is beyond the newest row (the
+        database was restored or replaced underneath it)."""
+        position = self.index.last_applied_position()
         with self._uow(readonly=True) as uow:
-            work = uow.store.pending_index_work(BATCH)
-            if not work:
-                return 0
-            versions = uow.store.indexable_versions(
-                version_ids=sorted({v for _, _, v in work if v}),
-                element_ids=sorted({e for _, e, v in work if v is None}),
+            if position is None:
+                expected = uow.store.indexable_version_count()
+                if expected:
+                    log.warning(
+                        "the keyword index opened empty (or without an outbox position) but the "
+                        "database has %d indexable versions: rebuilding it",
+                        expected,
+                    )
+                return True
+            pruned = uow.store.outbox_pruned_through()
+            newest = uow.store.max_outbox_id()
+        if position < pruned or position > newest:
+            log.warning(
+                "the keyword index is at outbox position %d but the outbox was pruned up to %d "
+                "and ends at %d: rebuilding it",
+                position,
+                pruned,
+                newest,
             )
-        live = [v for v in versions if not v.erased]
-        erased = [v.version_id for v in versions if v.erased]
-        chunks = [c for v in live for c in chunks_of(v)]
-        position = max(outbox_id for outbox_id, _, _ in work)
-        self.index.replace_versions(chunks, version_ids=[v.version_id for v in live])
-        self.index.delete_versions(erased, position=position)
-        with self._uow() as uow:
-            uow.store.replace_chunk_rows([v.version_id for v in versions], chunk_rows(chunks))
-            uow.store.delete_index_work([outbox_id for outbox_id, _, _ in work])
-            uow.commit()
-        return len(work)
+            return True
+        return False
+
+    def _apply_batch(self, *, with_gaps: bool) -> int:
+        """Apply the next rows after the watermark (and, ``with_gaps``, those that turned up in
+        the open gaps), then advance the watermark; returns how many rows were applied."""
+        position = self.index.last_applied_position() or 0
+        gaps = self.index.open_gaps()
+        with self._uow(readonly=True) as uow:
+            work = uow.store.index_work_after(position, BATCH)
+            late = []
+            if with_gaps and gaps:
+                late = uow.store.index_work_in([(low, high) for low, high, _ in gaps])
+            versions = []
+            if work or late:
+                versions = uow.store.indexable_versions(
+                    version_ids=sorted({v for _, _, v in work + late if v}),
+                    element_ids=sorted({e for _, e, v in work + late if v is None}),
+                )
+        now = time.time()
+        open_ = [g for g in _without(gaps, [i for i, _, _ in late]) if now - g[2] < GAP_TIMEOUT]
+        open_ += _skipped(position, [i for i, _, _ in work], now)
+        if work or late:
+            live = [v for v in versions if not v.erased]
+            chunks = [c for v in live for c in chunks_of(v)]
+            self.index.replace_versions(chunks, version_ids=[v.version_id for v in live])
+            self.index.delete_versions([v.version_id for v in versions if v.erased])
+            with self._uow() as uow:
+                uow.store.replace_chunk_rows([v.version_id for v in versions], chunk_rows(chunks))
+                uow.commit()
+        if work or late or open_ != gaps:
+            self.index.advance(work[-1][0] if work else position, open_)
+        return len(work) + len(late)
+
+    def _prune_now_and_then(self) -> None:
+        """Delete outbox rows older than :data:`RETENTION`, at most every
+        :data:`PRUNE_INTERVAL` in this process."""
+        now = time.monotonic()
+        if self._pruned_at is not None and now - self._pruned_at < PRUNE_INTERVAL:
+            return
+        self._pruned_at = now
+        at = datetime.now(UTC)
+        try:
+            with self._uow() as uow:
+                through = uow.store.prune_index_outbox(at - RETENTION, at)
+                uow.commit()
+        except Exception:  # housekeeping only: the next interval tries again
+            log.exception("pruning the index outbox failed")
+            return
+        if through:
+            log.info("pruned the index outbox up to %d", through)
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
         """Recompute the index and the chunk rows from the database, then catch up."""
@@ -155,18 +228,31 @@ class IndexMaintainer:
         self.catch_up(wait=True)
         return built
 
+    def _rebuild_covering(self) -> int:
+        """:meth:`_rebuild`, returning how many outbox rows were pending (it covers them)."""
+        pending = self._pending()
+        self._rebuild()
+        return pending
+
     def _rebuild(self, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-        """:meth:`rebuild` without the catching up (call holding the lock)."""
+        """:meth:`rebuild` without the catching up (call holding the lock).
+
+        The watermark becomes the newest outbox id, read before the versions; ids missing
+        just below it (up to :data:`GAP_WINDOW`) may belong to transactions still open, so
+        they become open gaps. No outbox row is deleted: other indexes may still need them.
+        """
         with self._uow(readonly=True) as uow:
             top = uow.store.max_outbox_id()
+            low = max(top - GAP_WINDOW, uow.store.outbox_pruned_through()) + 1
+            present = uow.store.outbox_ids_between(low, top) if top >= low else []
             chunks = list(self._stream(uow.store.all_indexable_versions(), progress))
-        self.index.rebuild(chunks, position=top)
+        gaps = _skipped(low - 1, present, time.time())
+        self.index.rebuild(chunks, position=top, gaps=gaps)
         with self._uow() as uow:
             uow.store.clear_chunk_rows()
             rows = chunk_rows(chunks)
             for start in range(0, len(rows), 2_000):
                 uow.store.replace_chunk_rows((), rows[start : start + 2_000])
-            uow.store.delete_index_work_up_to(top)
             uow.commit()
         return {"chunks": len(chunks), "versions": len({c.version_id for c in chunks})}
 
@@ -180,28 +266,43 @@ class IndexMaintainer:
             if progress is not None and n % 100 == 0:
                 progress(n)
 
-    def status(self) -> dict[str, Any]:
-        """Lag and consistency: pending outbox rows, indexed versus expected versions, and
-        whether the index is on disk at all (counts of an index that is not are ``None``: the
-        files it still holds open are gone)."""
+    def _pending(self) -> int:
+        """Outbox rows after the watermark or in its open gaps (the index's lag)."""
+        position = self.index.last_applied_position() or 0
+        gaps = [(low, high) for low, high, _ in self.index.open_gaps()]
         with self._uow(readonly=True) as uow:
-            pending = uow.store.pending_index_count()
+            return int(uow.store.index_work_count(position, gaps))
+
+    def status(self) -> dict[str, Any]:
+        """Lag and consistency: pending outbox rows (after this index's watermark or in its
+        open gaps), indexed versus expected versions, and whether the index is on disk at all
+        (counts of an index that is not are ``None``: the files it still holds open are gone)
+        and can still catch up (``behind_pruning``: only a rebuild can)."""
+        position = self.index.last_applied_position()
+        gaps = [(low, high) for low, high, _ in self.index.open_gaps()]
+        with self._uow(readonly=True) as uow:
+            pending = uow.store.index_work_count(position or 0, gaps)
+            pruned = uow.store.outbox_pruned_through()
             expected = uow.store.indexable_version_count()
             chunk_rows_ = uow.store.chunk_count()
         on_disk = self.index.is_intact()
+        behind = position is not None and position < pruned
         indexed = chunks = None
         if on_disk:
             indexed = self.index.version_count() if hasattr(self.index, "version_count") else None
             chunks = self.index.doc_count()
+        consistent = on_disk and pending == 0 and not behind
         return {
             "pending": pending,
-            "last_applied_position": self.index.last_applied_position(),
+            "last_applied_position": position,
+            "open_gaps": len(gaps),
+            "behind_pruning": behind,
             "indexed_versions": indexed,
             "expected_versions": expected,
             "indexed_chunks": chunks,
             "stored_chunk_rows": chunk_rows_,
             "on_disk": on_disk,
-            "consistent": on_disk and pending == 0 and (indexed is None or indexed == expected),
+            "consistent": consistent and (indexed is None or indexed == expected),
         }
 
     def close(self) -> None:
@@ -209,3 +310,26 @@ class IndexMaintainer:
         if self._index is not None:
             self._index.close()
             self._index = None
+
+
+def _skipped(position: int, ids: list[int], seen: float) -> list[Gap]:
+    """The ranges of ids after ``position`` that the ascending ``ids`` skip."""
+    gaps: list[Gap] = []
+    previous = position
+    for outbox_id in ids:
+        if outbox_id > previous + 1:
+            gaps.append((previous + 1, outbox_id - 1, seen))
+        previous = max(previous, outbox_id)
+    return gaps
+
+
+def _without(gaps: list[Gap], found: list[int]) -> list[Gap]:
+    """``gaps`` minus the ids ``found`` in them (a range splits around each)."""
+    remaining: list[Gap] = []
+    for low, high, seen in gaps:
+        inside = sorted(i for i in found if low <= i <= high)
+        remaining += _skipped(low - 1, inside, seen)
+        last = inside[-1] if inside else low - 1
+        if last < high:
+            remaining.append((last + 1, high, seen))
+    return remaining

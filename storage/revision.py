@@ -11,7 +11,7 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from storage.db import make_engine
 
-SCHEMA_REVISION = "881a0f4ebc1a"
+SCHEMA_REVISION = "7de5bb2b9453"
 
 
 def database_revision(url: str) -> str | None:

@@ -323,12 +323,22 @@ chunks = sa.Table(
 index_outbox = sa.Table(
     "index_outbox",
     metadata,
-    # Written in the same transaction as the change it announces; deleted once the index has
-    # applied it, so whatever is left after a crash is exactly the catch-up work.
+    # Written in the same transaction as the change it announces. Every keyword index (one per
+    # index directory; several may share the database) is a consumer with its own position in
+    # the outbox, so rows stay until they are older than the retention period and are pruned.
     _col("outbox_id", sa.Integer, primary_key=True, autoincrement=True),
     _col("element_id", ID, index=True),
     _col("version_id", ID, nullable=True),
-    _col("enqueued_at", TS),
+    _col("enqueued_at", TS, index=True),
+)
+
+index_outbox_pruned = sa.Table(
+    "index_outbox_pruned",
+    metadata,
+    # Outbox rows up to the largest ``pruned_through`` are gone: an index whose position is
+    # below it missed work it can no longer read, so it must be rebuilt from the database.
+    _col("pruned_through", sa.Integer, primary_key=True, autoincrement=False),
+    _col("pruned_at", TS),
 )
 
 read_contexts = sa.Table(

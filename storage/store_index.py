@@ -63,19 +63,41 @@ class IndexStore:
 
     conn: Connection
 
-    def pending_index_work(self, limit: int) -> list[tuple[int, str, str | None]]:
-        """The oldest outbox rows: (outbox_id, element_id, version_id or None)."""
+    def index_work_after(self, position: int, limit: int) -> list[tuple[int, str, str | None]]:
+        """The oldest rows after ``position``: (outbox_id, element_id, version_id or None)."""
         c = t.index_outbox.c
-        rows = self.conn.execute(
-            sa.select(c.outbox_id, c.element_id, c.version_id).order_by(c.outbox_id).limit(limit)
-        )
+        q = sa.select(c.outbox_id, c.element_id, c.version_id).where(c.outbox_id > position)
+        rows = self.conn.execute(q.order_by(c.outbox_id).limit(limit))
         return [(r.outbox_id, r.element_id, r.version_id) for r in rows]
 
-    def pending_index_count(self) -> int:
-        """How much index work is waiting (the index lag)."""
-        return int(
-            self.conn.execute(sa.select(sa.func.count()).select_from(t.index_outbox)).scalar_one()
-        )
+    def index_work_in(self, ranges: Sequence[tuple[int, int]]) -> list[tuple[int, str, str | None]]:
+        """The outbox rows whose ids lie in the inclusive ``ranges`` (an index's gaps)."""
+        c = t.index_outbox.c
+        found = []
+        for start in range(0, len(ranges), 100):
+            part = ranges[start : start + 100]
+            q = sa.select(c.outbox_id, c.element_id, c.version_id).where(
+                sa.or_(*(c.outbox_id.between(low, high) for low, high in part))
+            )
+            found += [(r.outbox_id, r.element_id, r.version_id) for r in self.conn.execute(q)]
+        return sorted(found)
+
+    def index_work_count(self, position: int, ranges: Sequence[tuple[int, int]] = ()) -> int:
+        """How many outbox rows lie after ``position`` or in ``ranges`` (an index's lag)."""
+        c = t.index_outbox.c
+        count = sa.select(sa.func.count()).select_from(t.index_outbox)
+        total = int(self.conn.execute(count.where(c.outbox_id > position)).scalar_one())
+        for start in range(0, len(ranges), 100):
+            part = ranges[start : start + 100]
+            cond = sa.or_(*(c.outbox_id.between(low, high) for low, high in part))
+            total += int(self.conn.execute(count.where(cond)).scalar_one())
+        return total
+
+    def outbox_ids_between(self, low: int, high: int) -> list[int]:
+        """The outbox ids in ``[low, high]``, ascending."""
+        c = t.index_outbox.c
+        q = sa.select(c.outbox_id).where(c.outbox_id.between(low, high)).order_by(c.outbox_id)
+        return [int(i) for i in self.conn.execute(q).scalars()]
 
     def max_outbox_id(self) -> int:
         """The newest outbox id (0 when empty)."""
@@ -84,16 +106,46 @@ class IndexStore:
             self.conn.execute(sa.select(sa.func.coalesce(sa.func.max(c.outbox_id), 0))).scalar_one()
         )
 
-    def delete_index_work(self, outbox_ids: Sequence[int]) -> None:
-        """Forget applied outbox rows."""
-        if outbox_ids:
-            self.conn.execute(
-                t.index_outbox.delete().where(t.index_outbox.c.outbox_id.in_(outbox_ids))
-            )
+    def outbox_pruned_through(self) -> int:
+        """The largest outbox id pruned so far (0 when nothing was)."""
+        c = t.index_outbox_pruned.c
+        q = sa.select(sa.func.coalesce(sa.func.max(c.pruned_through), 0))
+        return int(self.conn.execute(q).scalar_one())
 
-    def delete_index_work_up_to(self, outbox_id: int) -> None:
-        """Forget every outbox row up to ``outbox_id`` (a rebuild covered them)."""
-        self.conn.execute(t.index_outbox.delete().where(t.index_outbox.c.outbox_id <= outbox_id))
+    def prune_index_outbox(self, enqueued_before: datetime, at: datetime) -> int:
+        """Delete the outbox rows enqueued before ``enqueued_before`` (never the newest row, so
+        ids keep growing on SQLite too) and record how far pruning went; returns that id, or 0
+        when nothing new was pruned. Safe to run in several processes at once."""
+        c = t.index_outbox.c
+        old = sa.select(sa.func.max(c.outbox_id)).where(c.enqueued_at < enqueued_before)
+        through = min(self.conn.execute(old).scalar() or 0, self.max_outbox_id() - 1)
+        if through <= self.outbox_pruned_through():
+            return 0
+        self.conn.execute(t.index_outbox.delete().where(c.outbox_id <= through))
+        marker = t.index_outbox_pruned
+        self._insert_or_replace(marker, [{"pruned_through": through, "pruned_at": at}], keep=True)
+        self.conn.execute(marker.delete().where(marker.c.pruned_through < through))
+        return through
+
+    def _insert_or_replace(
+        self, table: sa.Table, rows: list[dict[str, Any]], *, keep: bool = False
+    ) -> None:
+        """Insert ``rows``; a row whose primary key exists replaces it (or, with ``keep``, is
+        dropped). One statement, so concurrent writers of the same keys never collide."""
+        if not rows:
+            return
+        if self.conn.dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
+        stmt = insert(table)
+        keys = [col.name for col in table.primary_key.columns]
+        if keep:
+            stmt = stmt.on_conflict_do_nothing(index_elements=keys)
+        else:
+            values = {col.name: stmt.excluded[col.name] for col in table.c if col.name not in keys}
+            stmt = stmt.on_conflict_do_update(index_elements=keys, set_=values)
+        self.conn.execute(stmt, rows)
 
     def indexable_versions(
         self, *, version_ids: Sequence[str] = (), element_ids: Sequence[str] = ()
@@ -130,11 +182,20 @@ class IndexStore:
             after = rows[-1].version_id
 
     def replace_chunk_rows(self, version_ids: Sequence[str], rows: list[dict[str, Any]]) -> None:
-        """Store the derived chunk rows of these versions (replacing earlier ones)."""
-        if version_ids:
-            self.conn.execute(t.chunks.delete().where(t.chunks.c.version_id.in_(list(version_ids))))
-        if rows:
-            self.conn.execute(t.chunks.insert(), rows)
+        """Store the derived chunk rows of these versions (replacing earlier ones).
+
+        Every index applying the outbox writes them, so they may be written by several
+        processes at once: stale rows are deleted by id and the rest are upserted in key order
+        (no unique violation, and no deadlock between two writers of the same rows)."""
+        c = t.chunks.c
+        keep = {r["chunk_id"] for r in rows}
+        for start in range(0, len(version_ids), 500):
+            part = list(version_ids[start : start + 500])
+            existing = self.conn.execute(sa.select(c.chunk_id).where(c.version_id.in_(part)))
+            stale = sorted(set(existing.scalars()) - keep)
+            for low in range(0, len(stale), 500):
+                self.conn.execute(t.chunks.delete().where(c.chunk_id.in_(stale[low : low + 500])))
+        self._insert_or_replace(t.chunks, sorted(rows, key=lambda r: str(r["chunk_id"])))
 
     def clear_chunk_rows(self) -> None:
         """Drop every chunk row (a rebuild writes them all again)."""

@@ -1,9 +1,9 @@
 """``WhooshKeywordIndex``: the port's methods over the directory's state and two indexes.
 
-A directory holds ``state.json`` (current generation, watermark and :data:`FORMAT`) and
-``generation-<n>/`` with two Whoosh indexes — ``chunks`` (one document per chunk) and
-``versions`` (one per version: title, every heading, the whole body), so each keeps its own
-BM25 statistics.
+A directory holds ``state.json`` (current generation, watermark with its open gaps and
+:data:`FORMAT`) and ``generation-<n>/`` with two Whoosh indexes — ``chunks`` (one document per
+chunk) and ``versions`` (one per version: title, every heading, the whole body), so each keeps
+its own BM25 statistics.
 
 - User text is analysed like the indexed text (English stemming) into words: it never reaches a
   query parser, so ``title:x``, ``AND`` or ``*`` are words. Every word counts (an OR).
@@ -23,7 +23,7 @@ import json
 import os
 import shutil
 import threading
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -57,8 +57,10 @@ class WhooshKeywordIndex:
             state = json.loads((self._directory / _STATE).read_text("utf-8"))
             new = False
         except FileNotFoundError:
-            state = {"generation": 1, "position": None, "format": FORMAT}
+            state = {"generation": 1, "position": None, "format": FORMAT, "gaps": []}
             new = True
+        if "gaps" not in state:  # saved before watermarks came with open gaps, when applied
+            state = {**state, "position": None, "gaps": []}  # work was deleted: not comparable
         self._state = state
         self._outdated: bool = state.get("format", 1) != FORMAT
         if not self._outdated:
@@ -68,7 +70,7 @@ class WhooshKeywordIndex:
                 for side in self._sides:
                     side.close()
         if self._outdated:  # files of another format: start empty, to be rebuilt by the owner
-            self._state = {"generation": state["generation"] + 1, "position": None}
+            self._state = {"generation": state["generation"] + 1, "position": None, "gaps": []}
             self._sides = self._open_generation(self._state["generation"])
         if self._outdated or new:  # a new index has a state file too, for is_intact()
             self._save_state(position=None, always=True)
@@ -99,8 +101,15 @@ class WhooshKeywordIndex:
                 self._write(set(version_ids), (), mergetype=purge_deleted)
             self._save_state(position=position)
 
-    def rebuild(self, chunks: Iterable[port.IndexedChunk], *, position: int | None = None) -> None:
-        """Replace the whole index with ``chunks`` (each version's chunks contiguous).
+    def rebuild(
+        self,
+        chunks: Iterable[port.IndexedChunk],
+        *,
+        position: int | None = None,
+        gaps: Sequence[port.Gap] = (),
+    ) -> None:
+        """Replace the whole index with ``chunks`` (each version's chunks contiguous); the
+        watermark becomes ``position`` with the open ``gaps``.
 
         Also restores a directory deleted underneath the process (see :meth:`is_intact`).
         """
@@ -116,12 +125,17 @@ class WhooshKeywordIndex:
                     side.close()
                 shutil.rmtree(self._generation_path(generation), ignore_errors=True)
                 raise
-            self._save_state(position=position, generation=generation, always=True)
+            self._save_state(position=position, generation=generation, always=True, gaps=gaps)
             self._outdated = False
             old, self._sides = self._sides, sides
             for side in old:
                 side.close()
             shutil.rmtree(self._generation_path(generation - 1), ignore_errors=True)
+
+    def advance(self, position: int, gaps: Sequence[port.Gap] = ()) -> None:
+        """Durably set the watermark to ``position`` and the open gaps to ``gaps``."""
+        with self._write_lock:
+            self._save_state(position=position, always=True, gaps=gaps)
 
     def clear(self, *, position: int | None = None) -> None:
         """Remove every document and set the watermark to ``position``."""
@@ -170,6 +184,10 @@ class WhooshKeywordIndex:
         """The position stored with the last durable write (kept across reopening)."""
         position = self._state["position"]
         return None if position is None else int(position)
+
+    def open_gaps(self) -> list[port.Gap]:
+        """Positions below the watermark not applied yet (see the port), kept in the state."""
+        return [(int(lo), int(hi), float(seen)) for lo, hi, seen in self._state.get("gaps", [])]
 
     def doc_count(self) -> int:
         """Number of chunks indexed."""
@@ -235,13 +253,20 @@ class WhooshKeywordIndex:
         return Side(path, "chunks"), Side(path, "versions")
 
     def _save_state(
-        self, *, position: int | None, generation: int | None = None, always: bool = False
+        self,
+        *,
+        position: int | None,
+        generation: int | None = None,
+        always: bool = False,
+        gaps: Sequence[port.Gap] | None = None,
     ) -> None:
-        """Durably replace ``state.json`` (write, fsync, rename); no position keeps the old."""
+        """Durably replace ``state.json`` (write, fsync, rename); no position keeps the old, no
+        ``gaps`` keeps the open gaps."""
         if position is None and not always:
             return
         generation = generation or self._state["generation"]
-        state = {"generation": generation, "position": position, "format": FORMAT}
+        kept = self._state.get("gaps", []) if gaps is None else [list(gap) for gap in gaps]
+        state = {"generation": generation, "position": position, "format": FORMAT, "gaps": kept}
         path = self._directory / _STATE
         temporary = path.with_suffix(".tmp")
         with temporary.open("w", encoding="utf-8") as handle:

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import logging
 import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from projection.keyword_index import IndexFilter
 from runtime import App, build_app
+from service import index_ops
 from service.settings import Settings
+from storage import schema as t
 from tests.conftest import World, make_world
 from tests.read_world import request
 
@@ -128,8 +134,8 @@ def test_the_next_write_also_catches_up_what_a_crash_left(tmp_path: Path):
 
 def test_a_deleted_index_is_reported_inconsistent_until_rebuilt(world: World):
     _populate(world)
-    world.svc.indexer.index.clear()
-    assert world.svc.index_status(world.admin)["consistent"] is False
+    world.svc.indexer.index.clear()  # empty, without a watermark: the next catch-up rebuilds
+    assert world.svc.index_status(world.admin, catch_up=False)["consistent"] is False
     world.svc.index_rebuild(world.admin)
     assert world.svc.index_status(world.admin)["consistent"] is True
 
@@ -254,3 +260,217 @@ def test_a_process_sees_what_another_process_on_the_same_home_indexed(tmp_path: 
         assert [i["element_id"] for i in items] == [out["element"]["element_id"]]
     finally:
         server.app.close()
+
+
+# -- several indexes (homes, hosts) on one database: each is a consumer of the outbox --------
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def two_homes(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[World, World]]:
+    """Two processes with index directories of their own on one database (e.g. two hosts)."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'shared.db'}"
+    else:
+        url = request.getfixturevalue("empty_pg_url")
+    a = make_world(build_app(Settings(home=tmp_path / "a", database_url=url), migrate=True))
+    b = dataclasses.replace(a, app=build_app(Settings(home=tmp_path / "b", database_url=url)))
+    b.svc.index_status(b.admin)  # b's index is up to date before a writes
+    yield a, b
+    a.app.close()
+    b.app.close()
+
+
+def _read(world: World) -> list[dict[str, object]]:
+    ask = request(world.repo, "phase tests runbook steps rollback zebra", selector="head")
+    items: list[dict[str, object]] = world.svc.read_context(world.agent, ask)["items"]
+    return items
+
+
+def _outbox_ids(world: World) -> list[int]:
+    with world.app.engine.connect() as conn:
+        return list(conn.execute(sa.select(t.index_outbox.c.outbox_id)).scalars())
+
+
+def test_what_one_home_commits_another_home_on_the_same_database_serves(
+    two_homes: tuple[World, World],
+):
+    a, b = two_homes
+    _populate(a)  # create, new version by propose + accept, retire, erase
+    assert _read(b) == _read(a)  # b's read catches up first
+    assert _answers(b) == _answers(a)
+    assert any(_answers(a))
+    assert b.svc.index.search("zebra", _everything(b)) == []
+    status = b.svc.index_status(b.admin)
+    assert (status["pending"], status["consistent"]) == (0, True)
+    assert status["last_applied_position"] == max(_outbox_ids(a))
+    assert len(_outbox_ids(a)) > 0, "applied rows stay for the other indexes"
+
+
+def test_index_status_of_another_home_applies_exactly_what_it_had_pending(
+    two_homes: tuple[World, World],
+):
+    a, b = two_homes
+    _populate(a)
+    assert a.svc.index_status(a.admin, catch_up=False)["pending"] == 0
+    assert b.svc.health()["ready"] is False  # b is behind until it catches up
+    status = b.svc.index_status(b.admin)
+    assert status["pending_before"] > 0
+    assert status["applied"] == status["pending_before"]
+    assert (status["pending"], status["consistent"]) == (0, True)
+    assert b.svc.health()["ready"] is True
+    assert _answers(b) == _answers(a)
+
+
+def test_a_rebuild_on_one_home_does_not_starve_another(two_homes: tuple[World, World]):
+    a, b = two_homes
+    _populate(a)
+    a.svc.index_rebuild(a.admin)
+    a.canonical("Quokka", "# Quokka\n\nquokka migration runbook steps\n")
+    a.svc.index_rebuild(a.admin)
+    status = b.svc.index_status(b.admin)
+    assert status["applied"] == status["pending_before"] > 0
+    assert status["consistent"] is True
+    assert _answers(b) == _answers(a)
+    assert _read(b) == _read(a)
+    assert b.svc.index.search("quokka", _everything(b))
+
+
+@contextlib.contextmanager
+def _without_index_hook(world: World) -> Iterator[None]:
+    indexer = world.svc.indexer
+    indexer.catch_up = lambda **_: 0  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del indexer.catch_up
+
+
+def test_an_outbox_row_committed_after_a_higher_one_was_applied_is_still_applied(
+    two_homes: tuple[World, World],
+):
+    # On PostgreSQL a transaction holding id 10 may commit after the one holding id 11.
+    a, b = two_homes
+    first, _ = a.canonical("First", "# First\n\nalpha words\n")
+    b.svc.index_status(b.admin)
+    with _without_index_hook(a):
+        late, _ = a.canonical("Late", "# Late\n\nwombat words\n")  # not applied anywhere yet
+    top = max(_outbox_ids(a))
+    with a.app.engine.begin() as conn:  # as if it had not committed yet
+        row = conn.execute(sa.select(t.index_outbox).where(t.index_outbox.c.outbox_id == top))
+        late_row = row.one()._asdict()
+        conn.execute(t.index_outbox.delete().where(t.index_outbox.c.outbox_id == top))
+        conn.execute(  # a later transaction (holding a higher id) commits first
+            t.index_outbox.insert().values(
+                outbox_id=top + 2, element_id=first, version_id=None, enqueued_at=datetime.now(UTC)
+            )
+        )
+    for world in (a, b):
+        world.svc.index_status(world.admin)
+        assert world.svc.indexer.index.last_applied_position() == top + 2
+        assert world.svc.index.search("wombat", _everything(world)) == []
+    with a.app.engine.begin() as conn:  # the earlier transaction commits at last
+        conn.execute(t.index_outbox.insert().values(**late_row))
+    for world in (a, b):
+        assert world.svc.index_status(world.admin, catch_up=False)["pending"] == 1
+        status = world.svc.index_status(world.admin)
+        assert (status["applied"], status["pending"], status["consistent"]) == (1, 0, True)
+        hits = world.svc.index.search("wombat", _everything(world))
+        assert [h.element_id for h in hits] == [late]
+        gaps = world.svc.indexer.index.open_gaps()
+        assert [gap[:2] for gap in gaps] == [(top + 1, top + 1)]  # the id nobody took: watched
+
+
+def test_an_id_skipped_for_longer_than_the_timeout_is_no_longer_looked_for(
+    two_homes: tuple[World, World], monkeypatch: pytest.MonkeyPatch
+):
+    a, _ = two_homes
+    first, _ = a.canonical("First", "# First\n\nalpha words\n")
+    top = max(_outbox_ids(a))
+    with a.app.engine.begin() as conn:  # ids top+1 and top+2 rolled back
+        conn.execute(
+            t.index_outbox.insert().values(
+                outbox_id=top + 3, element_id=first, version_id=None, enqueued_at=datetime.now(UTC)
+            )
+        )
+    a.svc.index_status(a.admin)
+    assert [gap[:2] for gap in a.svc.indexer.index.open_gaps()] == [(top + 1, top + 2)]
+    monkeypatch.setattr(index_ops, "GAP_TIMEOUT", 0.0)
+    a.svc.index_status(a.admin)
+    assert a.svc.indexer.index.open_gaps() == []
+    assert a.svc.indexer.index.last_applied_position() == top + 3
+
+
+def test_an_index_whose_watermark_is_below_the_pruned_outbox_is_rebuilt(
+    two_homes: tuple[World, World],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+):
+    a, b = two_homes
+    a.canonical("First", "# First\n\nalpha words\n")
+    b.svc.index_status(b.admin)
+    b_home = b.app.settings
+    b.app.close()  # b is offline for longer than the retention
+    _populate(a)
+    with a.app.engine.begin() as conn:
+        old = datetime.now(UTC) - index_ops.RETENTION - timedelta(days=1)
+        conn.execute(t.index_outbox.update().values(enqueued_at=old))
+    monkeypatch.setattr(index_ops, "PRUNE_INTERVAL", 0.0)
+    a.svc.index_status(a.admin)  # catch-up prunes (all but the newest row)
+    assert _outbox_ids(a) == [top := max(_outbox_ids(a))]
+
+    b.app = build_app(b_home)
+    status = b.svc.index_status(b.admin, catch_up=False)
+    assert (status["behind_pruning"], status["consistent"]) == (True, False)
+    assert b.svc.health()["ready"] is False
+    with caplog.at_level(logging.WARNING, logger="ameide.index"):
+        assert _read(b) == _read(a)
+    assert "pruned" in caplog.text
+    assert _answers(b) == _answers(a)
+    status = b.svc.index_status(b.admin, catch_up=False)
+    assert (status["behind_pruning"], status["consistent"]) == (False, True)
+    assert status["last_applied_position"] == top
+    a.canonical("After", "# After\n\nnumbat words\n")  # ids keep growing after the prune
+    assert max(_outbox_ids(a)) > top
+    assert b.svc.index.search("numbat", _everything(b)) == []
+    b.svc.index_status(b.admin)
+    assert b.svc.index.search("numbat", _everything(b))
+
+
+def test_an_index_whose_watermark_is_beyond_the_outbox_is_rebuilt(
+    world: World, caplog: pytest.LogCaptureFixture
+):
+    # e.g. the database was restored from a backup older than the index
+    _populate(world)
+    before = _answers(world)
+    index = world.svc.indexer.index
+    index.advance(max(_outbox_ids(world)) + 100)
+    with caplog.at_level(logging.WARNING, logger="ameide.index"):
+        world.svc.index_status(world.admin)
+    assert "rebuilding" in caplog.text
+    assert index.last_applied_position() == max(_outbox_ids(world))
+    assert _answers(world) == before
+
+
+def test_a_watermark_saved_by_an_older_release_is_not_trusted(tmp_path: Path):
+    # Older releases deleted applied outbox rows, so SQLite could hand out their ids again.
+    home = tmp_path / "home"
+    world = make_world(build_app(Settings(home=home), migrate=True))
+    _populate(world)
+    before = _answers(world)
+    world.app.close()
+    state_file = Settings(home=home).index_dir / "state.json"
+    state = json.loads(state_file.read_text())
+    del state["gaps"]
+    state_file.write_text(json.dumps({**state, "position": 10**6}))
+
+    world.app = build_app(Settings(home=home))
+    try:
+        assert world.svc.indexer.index.last_applied_position() is None
+        status = world.svc.index_status(world.admin)
+        assert (status["consistent"], status["last_applied_position"]) == (
+            True,
+            max(_outbox_ids(world)),
+        )
+        assert _answers(world) == before
+    finally:
+        world.app.close()
