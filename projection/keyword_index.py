@@ -240,6 +240,9 @@ class KeywordIndex(Protocol):
     def doc_count(self) -> int:
         """Number of chunks indexed."""
 
+    def version_count(self) -> int:
+        """Number of versions indexed."""
+
     def close(self) -> None:
         """Release searchers and files."""
 

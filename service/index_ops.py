@@ -289,9 +289,9 @@ class IndexMaintainer:
         behind = position is not None and position < pruned
         indexed = chunks = None
         if on_disk:
-            indexed = self.index.version_count() if hasattr(self.index, "version_count") else None
+            indexed = self.index.version_count()
             chunks = self.index.doc_count()
-        consistent = on_disk and pending == 0 and not behind
+        consistent = on_disk and pending == 0 and not behind and indexed == expected
         return {
             "pending": pending,
             "last_applied_position": position,
@@ -302,7 +302,7 @@ class IndexMaintainer:
             "indexed_chunks": chunks,
             "stored_chunk_rows": chunk_rows_,
             "on_disk": on_disk,
-            "consistent": consistent and (indexed is None or indexed == expected),
+            "consistent": consistent,
         }
 
     def close(self) -> None:
