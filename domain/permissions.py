@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -65,6 +66,31 @@ def actions_of(roles: set[Role] | frozenset[Role]) -> frozenset[Action]:
 
 
 DEFAULT_CLEARANCE = Classification.INTERNAL
+
+
+def clearance_by_action(
+    grants: Iterable[tuple[Role, Classification]], allowed: frozenset[Action]
+) -> dict[Action, Classification]:
+    """Clearance per allowed action: the highest clearance among the grants whose role allows
+    that action. A grant never lends its clearance to an action its role does not allow (an
+    ``ingestor`` grant at ``restricted`` gives no read clearance at all)."""
+    out: dict[Action, Classification] = {}
+    for role, level in grants:
+        for action in ROLE_ACTIONS[role] & allowed:
+            if action not in out or level.rank > out[action].rank:
+                out[action] = level
+    return out
+
+
+def narrow_clearances(
+    mine: Mapping[Action, Classification], other: Mapping[Action, Classification]
+) -> dict[Action, Classification]:
+    """Per action, the lower of two principals' clearances (acting on behalf of someone)."""
+    return {
+        action: min(level, other[action], key=lambda c: c.rank)
+        for action, level in mine.items()
+        if action in other
+    }
 
 
 def scope_matches(grant_scope: str, repo_key: str) -> bool:

@@ -15,10 +15,10 @@ from domain.errors import (
     PermissionDenied,
     Unauthenticated,
 )
-from domain.permissions import Action, GrantRecord, Role
+from domain.permissions import ROLE_ACTIONS, Action, GrantRecord, Role
 from domain.repository import Repository
 from domain.values import Classification, RepoRef, new_id, validate_id, validate_principal
-from service.authz import Caller
+from service.authz import Caller, Permission
 from service.core import ServiceCore
 from service.views import iso
 
@@ -54,12 +54,36 @@ def parse_scope(scope: str) -> str:
 class AdminOps(ServiceCore):
     """Tenancy and identity administration."""
 
-    def _require_admin_over(self, uow: Any, caller: Caller, scope: str) -> None:
+    def _require_admin_over(self, uow: Any, caller: Caller, scope: str) -> Permission:
         if len(scope.split("/")) == 3:
-            self.gate(uow, caller, scope, Action.ADMIN)
-            return
-        if not self.permission(uow, caller, scope).can(Action.ADMIN):
+            return self.gate(uow, caller, scope, Action.ADMIN)
+        perm = self.permission(uow, caller, scope)
+        if not perm.can(Action.ADMIN):
             raise PermissionDenied(f"{caller.principal_id} is not an admin of {scope}")
+        return perm
+
+    @staticmethod
+    def _require_within_own(
+        caller: Caller, perm: Permission, role: Role, level: Classification, scope: str
+    ) -> None:
+        """Nobody grants more than they hold: every action of the granted role must be one the
+        granter may do on the scope, at a clearance at least the granted one."""
+        for action in sorted(ROLE_ACTIONS[role]):
+            if not perm.can(action):
+                raise PermissionDenied(
+                    f"{caller.principal_id} may not grant {role.value} on {scope}: "
+                    f"it may not {action.value} there itself",
+                    action=action.value,
+                )
+            if not perm.may_act_on(action, level):
+                own = perm.clearance_for(action)
+                raise PermissionDenied(
+                    f"{caller.principal_id} may not grant clearance {level.value} on {scope}: "
+                    f"its own clearance to {action.value} there is "
+                    f"{own.value if own else 'none'}",
+                    action=action.value,
+                    clearance=level.value,
+                )
 
     def bootstrap_admin(self, principal: str) -> dict[str, Any]:
         """Grant global admin to the first administrator (``ameide init --admin``); idempotent."""
@@ -114,7 +138,8 @@ class AdminOps(ServiceCore):
         level = Classification.parse(clearance) if clearance else Classification.INTERNAL
         scope = parse_scope(scope)
         with self._uow() as uow:
-            self._require_admin_over(uow, caller, scope)
+            perm = self._require_admin_over(uow, caller, scope)
+            self._require_within_own(caller, perm, role_, level, scope)
             at = self._write_grant(uow, caller, principal, role_, scope, level)
             uow.commit()
         return {

@@ -8,13 +8,23 @@ The only module that imports casbin. The service layer asks one question per ope
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 import casbin
 from casbin.model import Model
 
-from domain.permissions import ROLE_ACTIONS, Action, Role, actions_of, scope_matches
+from domain.permissions import (
+    ROLE_ACTIONS,
+    Action,
+    Role,
+    actions_of,
+    clearance_by_action,
+    narrow_clearances,
+    scope_matches,
+)
 from domain.values import Classification
 
 _MODEL_TEXT = (Path(__file__).parent / "rbac_model.conf").read_text(encoding="utf-8")
@@ -48,19 +58,53 @@ class Caller:
 
 @dataclass(frozen=True)
 class Permission:
-    """What a caller may do in one repository."""
+    """What a caller may do in one repository, and up to which classification per action.
+
+    Clearance is per action: it comes only from the grants whose role allows that action, so a
+    grant that cannot read (``ingestor``) never raises what its holder may read.
+    """
 
     repo_key: str
     actions: frozenset[Action]
-    clearance: Classification
+    clearances: Mapping[Action, Classification] = field(
+        default_factory=lambda: MappingProxyType({}), compare=True, hash=False
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "clearances",
+            MappingProxyType({a: c for a, c in self.clearances.items() if a in self.actions}),
+        )
 
     def can(self, action: Action) -> bool:
         """Whether ``action`` is allowed."""
         return action in self.actions
 
+    def clearance_for(self, action: Action) -> Classification | None:
+        """The highest classification ``action`` may touch here (None when not allowed)."""
+        return self.clearances.get(action)
+
+    def may_act_on(self, action: Action, classification: Classification) -> bool:
+        """Whether ``action`` is allowed on content of this classification."""
+        top = self.clearances.get(action)
+        return top is not None and classification.rank <= top.rank
+
+    @property
+    def clearance(self) -> Classification:
+        """Read clearance (the lowest level when the caller may not read at all; check
+        ``may_see`` rather than comparing with it)."""
+        return self.clearances.get(Action.READ, NO_PERMISSION_CLEARANCE)
+
+    @property
+    def read_rank(self) -> int:
+        """Rank of the read clearance, -1 when the caller may not read here."""
+        top = self.clearances.get(Action.READ)
+        return -1 if top is None else top.rank
+
     def may_see(self, classification: Classification) -> bool:
-        """Whether content of this classification is within clearance."""
-        return classification.rank <= self.clearance.rank
+        """Whether content of this classification is within read clearance."""
+        return self.may_act_on(Action.READ, classification)
 
     @property
     def any(self) -> bool:
@@ -100,18 +144,16 @@ class Authorizer:
         principal: str,
         repo_key: str,
         claimed: frozenset[Role],
-    ) -> tuple[frozenset[Action], int]:
+    ) -> tuple[frozenset[Action], dict[Action, Classification]]:
         allowed = frozenset(a for a in Action if enforcer.enforce(principal, repo_key, a.value))
         if claimed:
             allowed &= actions_of(claimed)
-        ranks = [
-            Classification(g.clearance).rank
+        mine = [
+            (Role(g.role), Classification(g.clearance))
             for g in grants
-            if g.principal_id == principal
-            and scope_matches(g.scope_key, repo_key)
-            and ROLE_ACTIONS[Role(g.role)] & allowed
+            if g.principal_id == principal and scope_matches(g.scope_key, repo_key)
         ]
-        return allowed, max(ranks, default=-1)
+        return allowed, clearance_by_action(mine, allowed)
 
     def permission(self, grants: list[Grant], caller: Caller, repo_key: str) -> Permission:
         """Effective permission: the caller's, narrowed by claimed roles, intersected with the
@@ -133,13 +175,12 @@ class Authorizer:
         self, grants: list[Grant], caller: Caller, repo_key: str, claimed: frozenset[Role]
     ) -> Permission:
         enforcer = self._enforcer(grants)
-        actions, rank = self._single(enforcer, grants, caller.principal_id, repo_key, claimed)
+        actions, levels = self._single(enforcer, grants, caller.principal_id, repo_key, claimed)
         if caller.on_behalf_of:
-            other, other_rank = self._single(
+            other, other_levels = self._single(
                 enforcer, grants, caller.on_behalf_of, repo_key, frozenset()
             )
             actions &= other
-            rank = min(rank, other_rank)
-        if not actions or rank < 0:
-            return Permission(repo_key, frozenset(), NO_PERMISSION_CLEARANCE)
-        return Permission(repo_key, actions, list(Classification)[rank])
+            levels = narrow_clearances(levels, other_levels)
+        actions = frozenset(a for a in actions if a in levels)
+        return Permission(repo_key, actions, levels)

@@ -32,13 +32,10 @@ class BaselineOps(ProposalOps):
     ) -> tuple[Baseline, Permission]:
         validate_id(baseline_id, "bl", "baseline")
         b = uow.store.get_baseline(baseline_id)
+        missing = NotFound(f"baseline {baseline_id} not found", baseline_id=baseline_id)
         if b is None:
-            raise NotFound(f"baseline {baseline_id} not found", baseline_id=baseline_id)
-        try:
-            perm = self.gate(uow, caller, b.repo_key, action)
-        except NotFound:
-            raise NotFound(f"baseline {baseline_id} not found", baseline_id=baseline_id) from None
-        return b, perm
+            raise missing
+        return b, self.readable_gate(uow, caller, b.repo_key, action, missing)
 
     def _visible_pins(self, uow: UnitOfWork, b: Baseline, perm: Permission) -> dict[str, str]:
         """Pins whose element the caller may see (trimming: hidden pins are not even counted)."""

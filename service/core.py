@@ -100,18 +100,39 @@ class ServiceCore:
         missing = NotFound(f"element {element_id} not found", element_id=element_id)
         if el is None:
             raise missing
-        try:
-            perm = self.gate(uow, caller, el.repo_key, Action.READ)
-        except NotFound:
-            raise missing from None
+        perm = self.readable_gate(uow, caller, el.repo_key, action, missing)
         if not perm.may_see(el.classification):
             raise missing
-        if action is not Action.READ and not perm.can(action):
+        if not perm.may_act_on(action, el.classification):
             raise PermissionDenied(
-                f"{caller.principal_id} may not {action.value} in {el.repo_key}",
+                f"{caller.principal_id} may not {action.value} content classified "
+                f"{el.classification.value}",
                 action=action.value,
             )
         return el, perm
+
+    def readable_gate(
+        self,
+        uow: UnitOfWork,
+        caller: Caller,
+        repo_key: str,
+        action: Action,
+        missing: NotFound,
+    ) -> Permission:
+        """Authorize an action on an object of a repository (an element, a baseline): a caller
+        who may not read there gets ``missing`` — the very answer a missing object gets, so
+        an ingestor-only caller learns nothing of what exists — and PERMISSION_DENIED only
+        when it may read the object but not do ``action``."""
+        perm = self.permission(uow, caller, repo_key)
+        if not perm.can(Action.READ) or uow.store.get_repository(repo_key) is None:
+            raise missing
+        if not perm.can(action):
+            raise PermissionDenied(
+                f"{caller.principal_id} may not {action.value} in {repo_key}"
+                + (f" on behalf of {caller.on_behalf_of}" if caller.on_behalf_of else ""),
+                action=action.value,
+            )
+        return perm
 
     def visible_version(
         self, uow: UnitOfWork, caller: Caller, version_id: str

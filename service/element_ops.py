@@ -121,9 +121,10 @@ class ElementOps(ServiceCore):
         metadata = validate_metadata(metadata)
         with self._uow() as uow:
             perm = self.gate(uow, caller, key, Action.CURATE)
-            if not perm.may_see(level):
+            if not perm.may_act_on(Action.CURATE, level):
+                top = perm.clearance_for(Action.CURATE) or perm.clearance
                 raise InvalidArgument(
-                    f"classification {level.value} is above your clearance {perm.clearance.value}",
+                    f"classification {level.value} is above your clearance {top.value}",
                     field="classification",
                 )
             at = self.clock.now()

@@ -330,7 +330,9 @@ class ProposalOps(ElementOps):
                     if classification
                     else Classification.INTERNAL
                 )
-                if not perm.may_see(level):
+                if not (
+                    perm.may_act_on(Action.PROPOSE, level) or perm.may_act_on(Action.CURATE, level)
+                ):
                     raise InvalidArgument(
                         "classification is above your clearance", field="classification"
                     )

@@ -72,7 +72,7 @@ def index_filter(
 ) -> IndexFilter:
     """The filter the keyword search applies while matching."""
     return IndexFilter(
-        max_rank_by_repository={repo: perm.clearance.rank for repo, perm in perms.items()},
+        max_rank_by_repository={repo: perm.read_rank for repo, perm in perms.items()},
         version_ids=frozenset(selection.versions),
         as_of=as_of.timestamp() if as_of is not None else None,
     )

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from domain.errors import InvalidArgument
+from domain.permissions import Action
 from domain.values import Classification
 from service.authz import Authorizer, Caller, Grant, Permission
 
@@ -48,7 +49,7 @@ ALICE, BOB = "user:alice", "agent:bob"
 @dataclass(frozen=True)
 class Expected:
     actions: frozenset[str]
-    clearance: str
+    clearances: frozenset[tuple[str, str]]  # (action, highest level that action may touch)
 
 
 def covers(scope: str, repo: str) -> bool:
@@ -61,34 +62,35 @@ def covers(scope: str, repo: str) -> bool:
 
 def oracle_single(
     grants: list[Grant], principal: str, repo: str, claimed: set[str]
-) -> tuple[set[str], int]:
+) -> dict[str, int]:
+    """Action → clearance rank, each action's clearance taken only from the grants whose role
+    allows that action (a grant that cannot read lends no read clearance)."""
     mine = [g for g in grants if g.principal_id == principal and covers(g.scope_key, repo)]
-    actions: set[str] = set()
+    allowed_by_claims: set[str] = set()
+    for role in claimed:
+        allowed_by_claims |= SPEC_ROLES[role]
+    out: dict[str, int] = {}
     for g in mine:
-        actions |= SPEC_ROLES[g.role]
-    if claimed:
-        allowed_by_claims: set[str] = set()
-        for role in claimed:
-            allowed_by_claims |= SPEC_ROLES[role]
-        actions &= allowed_by_claims
-    # Clearance comes from the grants that actually contribute an allowed action.
-    ranks = [LEVELS.index(g.clearance) for g in mine if SPEC_ROLES[g.role] & actions]
-    return actions, max(ranks, default=-1)
+        for action in SPEC_ROLES[g.role]:
+            if claimed and action not in allowed_by_claims:
+                continue
+            out[action] = max(out.get(action, -1), LEVELS.index(g.clearance))
+    return out
 
 
 def oracle(grants: list[Grant], repo: str, claimed: set[str], on_behalf_of: str | None) -> Expected:
-    actions, rank = oracle_single(grants, ALICE, repo, claimed)
+    levels = oracle_single(grants, ALICE, repo, claimed)
     if on_behalf_of is not None:
-        other_actions, other_rank = oracle_single(grants, on_behalf_of, repo, set())
-        actions &= other_actions
-        rank = min(rank, other_rank)
-    if not actions or rank < 0:
-        return Expected(frozenset(), "public")
-    return Expected(frozenset(actions), LEVELS[rank])
+        other = oracle_single(grants, on_behalf_of, repo, set())
+        levels = {a: min(r, other[a]) for a, r in levels.items() if a in other}
+    return Expected(frozenset(levels), frozenset((a, LEVELS[r]) for a, r in levels.items()))
 
 
 def observed(perm: Permission) -> Expected:
-    return Expected(frozenset(a.value for a in perm.actions), perm.clearance.value)
+    return Expected(
+        frozenset(a.value for a in perm.actions),
+        frozenset((a.value, c.value) for a, c in perm.clearances.items()),
+    )
 
 
 grant_st = st.builds(
@@ -129,8 +131,9 @@ def test_acting_on_behalf_of_someone_yields_the_intersection_never_the_union(
     alice = authz.permission(grants, Caller(ALICE, roles=roles), repo)
     bob = authz.permission(grants, Caller(BOB), repo)
     assert both.actions == alice.actions & bob.actions
-    if both.any:
-        assert both.clearance.rank == min(alice.clearance.rank, bob.clearance.rank)
+    for action in both.actions:
+        mine, theirs = alice.clearances[action], bob.clearances[action]
+        assert both.clearances[action].rank == min(mine.rank, theirs.rank)
 
 
 @PROPERTY
@@ -142,8 +145,8 @@ def test_claimed_roles_never_widen_what_the_grants_allow(
     plain = authz.permission(grants, Caller(ALICE), repo)
     narrowed = authz.permission(grants, Caller(ALICE, roles=tuple(sorted(claimed))), repo)
     assert narrowed.actions <= plain.actions
-    if narrowed.any:
-        assert narrowed.clearance.rank <= plain.clearance.rank
+    for action in narrowed.actions:
+        assert narrowed.clearances[action].rank <= plain.clearances[action].rank
     granted = {g.role for g in grants if g.principal_id == ALICE and covers(g.scope_key, repo)}
     if not granted:
         # Claiming roles one was never granted adds nothing.
@@ -158,6 +161,26 @@ def test_an_organization_grant_covers_its_repositories_but_not_a_lookalike_organ
     assert {a.value for a in inside.actions} == {"read", "curate"}
     assert inside.clearance is Classification.CONFIDENTIAL
     assert not lookalike.any
+
+
+def test_a_grant_that_cannot_read_never_raises_read_clearance():
+    grants = [
+        Grant(ALICE, "reader", "acme/eng/platform", "public"),
+        Grant(ALICE, "ingestor", "acme/eng/platform", "restricted"),
+    ]
+    perm = Authorizer().permission(grants, Caller(ALICE), "acme/eng/platform")
+    assert perm.clearance is Classification.PUBLIC
+    assert not perm.may_see(Classification.INTERNAL)
+    assert perm.may_act_on(Action.INGEST, Classification.RESTRICTED)
+    assert not perm.may_act_on(Action.CURATE, Classification.PUBLIC)
+
+
+def test_an_ingestor_only_grant_reads_nothing():
+    grants = [Grant(ALICE, "ingestor", "acme", "restricted")]
+    perm = Authorizer().permission(grants, Caller(ALICE), "acme/eng/platform")
+    assert perm.any
+    assert not perm.can(Action.READ)
+    assert not perm.may_see(Classification.PUBLIC)
 
 
 def test_a_principal_without_grants_has_no_permission_and_sees_nothing():

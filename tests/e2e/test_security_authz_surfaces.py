@@ -1,0 +1,78 @@
+"""Authorization holes of issue 16, reproduced on every surface.
+
+- A grant that cannot read (``ingestor``) never raises what its holder may read: read
+  clearance comes only from the grants whose role allows reading.
+- An ingestor-only caller gets the same ``NOT_FOUND`` for an existing element (even a
+  restricted one) as for a missing one: no existence oracle.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import pytest
+
+from service.authz import Caller
+from tests.conftest import World
+from tests.e2e.conftest import without_ameide_env
+from tests.e2e.surface_drivers import SurfaceError, open_driver
+
+SURFACES = ("service", "cli", "rest", "grpc", "mcp")
+
+
+def _enrol(driver: object, world: World, who: Caller) -> None:
+    """The gRPC harness mints tokens only for the world's principals: add one for ``who``."""
+    client = getattr(driver, "g", None)
+    if client is not None:
+        client.tokens[who.principal_id] = world.svc.create_token(world.admin, who.principal_id)[
+            "token"
+        ]
+
+
+def _code_of(call: object, *args: object) -> tuple[str, str]:
+    with pytest.raises(SurfaceError) as caught:
+        call(*args)  # type: ignore[operator]
+    return caught.value.code, caught.value.message
+
+
+@pytest.mark.parametrize("surface", SURFACES)
+def test_an_ingestor_grant_never_raises_read_clearance(
+    surface: str, world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    without_ameide_env(monkeypatch)
+    svc = world.svc
+    mix = Caller(f"user:mix-{secrets.token_hex(4)}", purpose="probe")
+    svc.grant(world.admin, world.curator.principal_id, "curator", world.repo, "restricted")
+    restricted, _ = world.canonical("Plan", "# Plan\n\nsecret plan\n", classification="restricted")
+    public, _ = world.canonical("Notes", "# Notes\n\nopen notes\n", classification="public")
+    svc.grant(world.admin, mix.principal_id, "reader", world.repo, "public")
+    svc.grant(world.admin, mix.principal_id, "ingestor", world.repo, "restricted")
+    with open_driver(surface, world, world.admin, tmp_path / "scratch") as driver:
+        _enrol(driver, world, mix)
+        assert driver.get_element(mix, public)["element"]["element_id"] == public
+        code, message = _code_of(driver.get_element, mix, restricted)
+        assert code == "NOT_FOUND"
+        assert "secret plan" not in message
+        out = driver.read_context(mix, world.repo, selector="head", element_ids=[restricted])
+        assert out["items"] == []
+
+
+@pytest.mark.parametrize("surface", SURFACES)
+def test_an_ingestor_only_caller_cannot_tell_existing_elements_from_missing_ones(
+    surface: str, world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    without_ameide_env(monkeypatch)
+    svc = world.svc
+    ingestor = Caller(f"service:ing-{secrets.token_hex(4)}", purpose="probe")
+    svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo, "restricted")
+    svc.grant(world.admin, world.curator.principal_id, "curator", world.repo, "restricted")
+    existing, _ = world.canonical("Plan", "# Plan\n\nsecret\n", classification="restricted")
+    missing = "el_" + secrets.token_hex(12)
+    with open_driver(surface, world, world.admin, tmp_path / "scratch") as driver:
+        _enrol(driver, world, ingestor)
+        seen = _code_of(driver.get_element, ingestor, existing)
+        unseen = _code_of(driver.get_element, ingestor, missing)
+        assert seen[0] == unseen[0] == "NOT_FOUND"
+        assert seen[1].replace(existing, "X") == unseen[1].replace(missing, "X")
+        assert world.repo not in seen[1]

@@ -1,0 +1,78 @@
+"""Authorization rules of issue 16 on the service: granting limits, no existence oracle for
+callers who may not read, per-action clearance."""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+
+from domain.errors import NotFound, PermissionDenied
+from service.authz import Caller
+from tests.conftest import World
+
+
+def _fresh(prefix: str = "user") -> Caller:
+    return Caller(f"{prefix}:p-{secrets.token_hex(4)}", purpose="test")
+
+
+def test_a_repository_admin_cannot_grant_a_clearance_above_its_own(world: World) -> None:
+    svc = world.svc
+    boss = _fresh()
+    svc.grant(world.admin, boss.principal_id, "admin", world.repo, "internal")
+    puppet = _fresh()
+    with pytest.raises(PermissionDenied, match="may not grant clearance restricted") as caught:
+        svc.grant(boss, puppet.principal_id, "reader", world.repo, "restricted")
+    assert caught.value.code == "PERMISSION_DENIED"
+    with pytest.raises(PermissionDenied, match="may not grant clearance restricted"):
+        svc.grant(boss, boss.principal_id, "admin", world.repo, "restricted")
+    # within its own clearance it may grant
+    svc.grant(boss, puppet.principal_id, "reader", world.repo, "internal")
+    granted = {(g["principal_id"], g["clearance"]) for g in svc.list_grants(boss, world.repo)}
+    assert (puppet.principal_id, "internal") in granted
+    assert (puppet.principal_id, "restricted") not in granted
+
+
+def test_the_cap_is_per_action_a_grant_that_cannot_read_lends_nothing(world: World) -> None:
+    svc = world.svc
+    boss = _fresh()
+    svc.grant(world.admin, boss.principal_id, "admin", world.repo, "public")
+    svc.grant(world.admin, boss.principal_id, "ingestor", world.repo, "restricted")
+    with pytest.raises(PermissionDenied, match="read there is public"):
+        svc.grant(boss, _fresh().principal_id, "reader", world.repo, "confidential")
+    # an ingestor grant at restricted is within its own ingest clearance
+    svc.grant(boss, _fresh("service").principal_id, "ingestor", world.repo, "restricted")
+
+
+def test_an_ingestor_only_caller_gets_not_found_for_baselines_like_missing_ones(
+    world: World,
+) -> None:
+    svc = world.svc
+    ingestor = _fresh("service")
+    svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo, "restricted")
+    world.canonical()
+    baseline = svc.create_baseline(world.publisher, world.repo)["baseline_id"]
+    missing = "bl_" + secrets.token_hex(12)
+    answers = []
+    for baseline_id in (baseline, missing):
+        with pytest.raises(NotFound) as caught:
+            svc.baseline_show(ingestor, baseline_id)
+        answers.append(caught.value.message.replace(baseline_id, "X"))
+    assert answers[0] == answers[1]
+    with pytest.raises(NotFound):
+        svc.baseline_diff(ingestor, baseline, baseline)
+    with pytest.raises(NotFound):
+        svc.promote(ingestor, baseline, world.repo)
+
+
+def test_an_ingestor_only_caller_gets_not_found_for_element_history_and_versions(
+    world: World,
+) -> None:
+    svc = world.svc
+    ingestor = _fresh("service")
+    svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo, "restricted")
+    element_id, version_id = world.canonical()
+    with pytest.raises(NotFound):
+        svc.get_element(ingestor, element_id, version_id)
+    with pytest.raises(NotFound):
+        svc.element_history(ingestor, element_id)
