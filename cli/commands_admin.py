@@ -204,11 +204,43 @@ def token_revoke(
     token_id: Annotated[str, typer.Argument(metavar="TOKEN_ID", help="The token's id (tok_…).")],
     json_: JsonFlag = False,
 ) -> None:
-    """Revoke a token (its owner or a global admin)."""
+    """Revoke a token and every token minted with it (its owner or a global admin)."""
     s = session(ctx, json_)
     s.emit(
         s.service.revoke_token(s.caller, token_id),
         lambda r: output.line(f"revoked token {r['token_id']}"),
+    )
+
+
+@token_app.command("list")
+def token_list(
+    ctx: typer.Context,
+    principal: Annotated[
+        str | None,
+        typer.Option(
+            "--principal",
+            metavar="PRINCIPAL",
+            help="Whose tokens (a global admin only). Default: your own, or all for an admin.",
+        ),
+    ] = None,
+    json_: JsonFlag = False,
+) -> None:
+    """List tokens, never their secrets: revoked ones too, with the token each was minted with."""
+    s = session(ctx, json_)
+    s.emit(
+        s.service.tokens.list_tokens(s.caller, principal),
+        lambda rows: output.table(
+            [{**r, "state": "revoked" if r["revoked"] else "active"} for r in rows],
+            [
+                ("token_id", "token"),
+                ("principal_id", "principal"),
+                ("state", "state"),
+                ("created_at", "created at"),
+                ("created_by", "by"),
+                ("parent_token_id", "parent"),
+            ],
+            empty="no tokens",
+        ),
     )
 
 

@@ -2,7 +2,7 @@
 
 Metadata a client sends (all values ASCII):
 
-    authorization:          Bearer amt_…      → service.authenticate → principal_id
+    authorization:          Bearer amt_…      → service.tokens.authenticate → principal_id
     x-ameide-on-behalf-of:  user:alice         → Caller.on_behalf_of (permissions intersect)
     x-ameide-purpose:       answer a question  → Caller.purpose (recorded with every read/write)
     x-ameide-roles:         reader,agent       → Caller.roles (claimed roles only narrow grants)
@@ -23,6 +23,7 @@ import grpc
 from domain.errors import InvalidArgument, Unauthenticated
 from server.grpc_calls import Behavior, current_call, wrap_unary
 from service.authz import Caller
+from service.tokens import Authenticated
 
 AUTHORIZATION_KEY = "authorization"
 ON_BEHALF_OF_KEY = "x-ameide-on-behalf-of"
@@ -61,15 +62,17 @@ def bearer_token(metadata: Sequence[tuple[str, Any]] | None) -> str | None:
 
 def caller_from_metadata(
     metadata: Sequence[tuple[str, Any]] | None,
-    authenticate: Callable[[str], str],
+    authenticate: Callable[[str], Authenticated],
     *,
     require_auth: bool = True,
     local_principal: str | None = None,
 ) -> Caller:
     """The caller a call's metadata identifies (raises ``Unauthenticated``)."""
     token = bearer_token(metadata)
+    token_id = None
     if token is not None:
-        principal = authenticate(token)
+        who = authenticate(token)
+        principal, token_id = who.principal_id, who.token_id
     elif not require_auth and local_principal:
         principal = local_principal
     else:
@@ -84,6 +87,7 @@ def caller_from_metadata(
         roles=tuple(r.strip() for r in roles.split(",") if r.strip()) if roles else (),
         purpose=_single(metadata, PURPOSE_KEY),
         tool_id=TOOL_ID,
+        token_id=token_id,
     )
 
 
@@ -96,7 +100,7 @@ class AuthInterceptor(grpc.ServerInterceptor):  # type: ignore[misc, unused-igno
 
     def __init__(
         self,
-        authenticate: Callable[[str], str],
+        authenticate: Callable[[str], Authenticated],
         *,
         require_auth: bool = True,
         local_principal: str | None = None,

@@ -197,6 +197,11 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
     def CreateToken(self, request: pb.CreateTokenRequest, _: Any) -> pb.Token:
         return to_message(pb.Token, self._svc.create_token(current_caller(), request.principal_id))
 
+    def ListTokens(self, request: pb.ListTokensRequest, _: Any) -> pb.ListTokensResponse:
+        principal = opt(request, "principal_id")
+        out = self._svc.tokens.list_tokens(current_caller(), principal)
+        return to_message(pb.ListTokensResponse, {"tokens": out})
+
     def RevokeToken(self, request: pb.RevokeTokenRequest, _: Any) -> pb.RevokeTokenResponse:
         out = self._svc.revoke_token(current_caller(), request.token_id)
         return to_message(pb.RevokeTokenResponse, out)

@@ -89,7 +89,7 @@ def create_grpc_server(
             *interceptors,
             ErrorInterceptor(),
             AuthInterceptor(
-                service.authenticate,
+                service.tokens.authenticate,
                 require_auth=require_auth,
                 local_principal=getattr(settings, "principal", None),
             ),

@@ -22,6 +22,7 @@ from server.rest_views import (
     Repository,
     TokenMade,
     TokenRevoked,
+    TokenRow,
 )
 
 router = APIRouter(tags=["setup and access"], responses=ERROR_RESPONSES)
@@ -71,11 +72,27 @@ def create_token(body: TokenRequest, svc: ServiceDep, caller: CallerDep) -> Any:
     return svc.create_token(caller, body.principal_id)
 
 
+@router.get("/tokens", response_model=list[TokenRow], operation_id="list_tokens", **JSON)
+def list_tokens(
+    svc: ServiceDep,
+    caller: CallerDep,
+    principal_id: Annotated[
+        str | None,
+        Query(
+            description="Whose tokens (a global admin only; default: your own, or every "
+            "token for a global admin)."
+        ),
+    ] = None,
+) -> Any:
+    """Tokens, never their secrets: your own; a global admin may list anyone's."""
+    return svc.tokens.list_tokens(caller, principal_id)
+
+
 @router.delete(
     "/tokens/{token_id}", response_model=TokenRevoked, operation_id="revoke_token", **JSON
 )
 def revoke_token(token_id: str, svc: ServiceDep, caller: CallerDep) -> Any:
-    """Revoke a token (its owner or a global admin)."""
+    """Revoke a token and every token minted with it (its owner or a global admin)."""
     return svc.revoke_token(caller, token_id)
 
 

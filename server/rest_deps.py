@@ -1,7 +1,8 @@
 """Per-request dependencies of the REST adapter: the service and the authenticated caller.
 
-``Authorization: Bearer amt_…`` → ``MemoryService.authenticate`` → the principal. Three optional
-headers narrow what the request may do, exactly like the CLI's global options:
+``Authorization: Bearer amt_…`` → ``MemoryService.tokens.authenticate`` → the principal (and
+the token's id, recorded as the parent of any token minted with it). Three optional headers
+narrow what the request may do, exactly like the CLI's global options:
 ``X-Ameide-On-Behalf-Of`` (permissions become the intersection of both principals),
 ``X-Ameide-Purpose`` (recorded with every read and write) and ``X-Ameide-Roles``
 (comma-separated roles the client claims; they can only narrow the server's grants).
@@ -73,8 +74,10 @@ def get_caller(
 ) -> Caller:
     """The authenticated caller (a plain ``def``: token lookup runs in the thread pool)."""
     ctx = _context(request)
+    token_id = None
     if credentials is not None:
-        principal = ctx.service.authenticate(credentials.credentials)
+        who = ctx.service.tokens.authenticate(credentials.credentials)
+        principal, token_id = who.principal_id, who.token_id
     elif not ctx.require_auth and ctx.settings.principal:
         principal = ctx.settings.principal  # local development without tokens (loopback only)
     else:
@@ -90,6 +93,7 @@ def get_caller(
         roles=claimed,
         purpose=purpose or None,
         tool_id=TOOL_ID,
+        token_id=token_id,
     )
 
 

@@ -56,6 +56,19 @@ class TokenMade(View):
     created_at: str
 
 
+class TokenRow(View):
+    token_id: str
+    principal_id: str
+    created_at: str
+    created_by: str
+    parent_token_id: str | None = Field(
+        description="The token this one was minted with (revoking it revokes this one)."
+    )
+    revoked: bool
+    revoked_at: str | None
+    revoked_by: str | None
+
+
 class TokenRevoked(View):
     token_id: str
     revoked: bool

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 from typing import Any
 
 from domain.audit import GLOBAL_CHAIN
@@ -13,21 +11,14 @@ from domain.errors import (
     InvalidArgument,
     NotFound,
     PermissionDenied,
-    Unauthenticated,
 )
 from domain.permissions import ROLE_ACTIONS, Action, GrantRecord, Role
 from domain.repository import Repository
-from domain.values import Classification, RepoRef, new_id, validate_id, validate_principal
+from domain.values import Classification, RepoRef, new_id, validate_principal
 from service.authz import Caller, Permission
 from service.core import ServiceCore
+from service.tokens import TokenRegistry
 from service.views import iso
-
-TOKEN_PREFIX = "amt_"  # noqa: S105 - a prefix, not a secret
-
-
-def hash_token(secret: str) -> str:
-    """Tokens are stored as SHA-256 of the secret (high-entropy secrets need no slow hash)."""
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
 def parse_scope(scope: str) -> str:
@@ -220,66 +211,23 @@ class AdminOps(ServiceCore):
                 for g in uow.store.grants_on(scope)
             ]
 
+    # -- bearer tokens: the TokenRegistry collaborator does the work -----------------------
+    @property
+    def tokens(self) -> TokenRegistry:
+        """Mint, authenticate, revoke and list bearer tokens."""
+        return TokenRegistry(self)
+
     def create_token(self, caller: Caller, principal: str) -> dict[str, Any]:
         """Mint a bearer token for yourself, or for anyone as a global admin; shown once."""
-        validate_principal(principal)
-        token_id = new_id("tok")
-        secret = f"{TOKEN_PREFIX}{token_id[4:]}_{secrets.token_urlsafe(32)}"
-        with self._uow() as uow:
-            if principal != caller.principal_id:
-                self._require_admin_over(uow, caller, "*")
-            at = self.clock.now()
-            uow.store.insert_token(token_id, principal, hash_token(secret), at, caller.principal_id)
-            self.event(
-                uow,
-                caller,
-                GLOBAL_CHAIN,
-                "token.created",
-                at,
-                payload={"token_id": token_id, "principal_id": principal},
-            )
-            uow.commit()
-        return {
-            "token_id": token_id,
-            "principal_id": principal,
-            "token": secret,
-            "created_at": iso(at),
-        }
+        return self.tokens.create(caller, principal)
 
     def revoke_token(self, caller: Caller, token_id: str) -> dict[str, Any]:
-        """Revoke a token (its owner or a global admin)."""
-        validate_id(token_id, "tok", "token")
-        with self._uow() as uow:
-            tok = uow.store.get_token(token_id)
-            if tok is None:
-                raise NotFound(f"token {token_id} not found")
-            owner = tok.principal_id == caller.principal_id
-            if not owner and not self.permission(uow, caller, "*").can(Action.ADMIN):
-                raise NotFound(f"token {token_id} not found")
-            if tok.revoked_at is None:
-                at = self.clock.now()
-                uow.store.revoke_token(token_id, at, caller.principal_id)
-                self.event(
-                    uow,
-                    caller,
-                    GLOBAL_CHAIN,
-                    "token.revoked",
-                    at,
-                    payload={"token_id": token_id, "principal_id": tok.principal_id},
-                )
-                uow.commit()
-        return {"token_id": token_id, "revoked": True}
+        """Revoke a token and every token minted from it (its owner or a global admin)."""
+        return self.tokens.revoke(caller, token_id)
 
     def authenticate(self, secret: str) -> str:
         """The principal of a valid, unrevoked bearer token."""
-        bad = Unauthenticated("missing, invalid or revoked bearer token")
-        if not secret or not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
-            raise bad
-        with self._uow(readonly=True) as uow:
-            tok = uow.store.token_by_hash(hash_token(secret))
-        if tok is None or tok.revoked_at is not None:
-            raise bad
-        return str(tok.principal_id)
+        return self.tokens.authenticate(secret).principal_id
 
     def set_legal_hold(self, caller: Caller, repo: str, held: bool) -> dict[str, Any]:
         """Place or release a legal hold (admin)."""

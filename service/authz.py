@@ -54,6 +54,7 @@ class Caller:
     roles: tuple[str, ...] = ()
     purpose: str | None = None
     tool_id: str | None = None
+    token_id: str | None = None  # the bearer token presented (None: local, no token)
 
 
 @dataclass(frozen=True)

@@ -248,6 +248,9 @@ tokens = sa.Table(
     _col("created_by", PRINCIPAL),
     _col("revoked_at", TS, nullable=True),
     _col("revoked_by", PRINCIPAL, nullable=True),
+    # The token that minted this one (None: minted without a token, e.g. from the CLI);
+    # revoking a token revokes its whole subtree.
+    _col("parent_token_id", ID, nullable=True, index=True),
 )
 
 idempotency_keys = sa.Table(

@@ -33,6 +33,21 @@ class TokenRecord:
     created_at: datetime
     created_by: str
     revoked_at: datetime | None
+    parent_token_id: str | None = None
+    revoked_by: str | None = None
+
+
+def token_from_row(r: Row[Any]) -> TokenRecord:
+    """Map a ``tokens`` row (never its hash)."""
+    return TokenRecord(
+        r.token_id,
+        r.principal_id,
+        r.created_at,
+        r.created_by,
+        r.revoked_at,
+        r.parent_token_id,
+        r.revoked_by,
+    )
 
 
 def proposal_from_row(r: Row[Any]) -> Proposal:
@@ -250,9 +265,15 @@ class GovernanceStore:
         return res.rowcount > 0
 
     def insert_token(
-        self, token_id: str, principal: str, token_hash: str, at: datetime, by: str
+        self,
+        token_id: str,
+        principal: str,
+        token_hash: str,
+        at: datetime,
+        by: str,
+        parent_token_id: str | None = None,
     ) -> None:
-        """Store a token's hash."""
+        """Store a token's hash (and the token that minted it, if any)."""
         self.conn.execute(
             t.tokens.insert().values(
                 token_id=token_id,
@@ -260,6 +281,7 @@ class GovernanceStore:
                 token_hash=token_hash,
                 created_at=at,
                 created_by=by,
+                parent_token_id=parent_token_id,
             )
         )
 
@@ -268,20 +290,26 @@ class GovernanceStore:
         r = self.conn.execute(
             sa.select(t.tokens).where(t.tokens.c.token_hash == token_hash)
         ).first()
-        return (
-            TokenRecord(r.token_id, r.principal_id, r.created_at, r.created_by, r.revoked_at)
-            if r
-            else None
-        )
+        return token_from_row(r) if r else None
 
     def get_token(self, token_id: str) -> TokenRecord | None:
         """A token record by id."""
         r = self.conn.execute(sa.select(t.tokens).where(t.tokens.c.token_id == token_id)).first()
-        return (
-            TokenRecord(r.token_id, r.principal_id, r.created_at, r.created_by, r.revoked_at)
-            if r
-            else None
-        )
+        return token_from_row(r) if r else None
+
+    def list_tokens(self, principal: str | None = None) -> list[TokenRecord]:
+        """Tokens of one principal (every token when None), oldest first; hashes never leave."""
+        q = sa.select(t.tokens).order_by(t.tokens.c.created_at, t.tokens.c.token_id)
+        if principal is not None:
+            q = q.where(t.tokens.c.principal_id == principal)
+        return [token_from_row(r) for r in self.conn.execute(q)]
+
+    def child_token_ids(self, parent_ids: list[str]) -> list[str]:
+        """Ids of the tokens minted by any of ``parent_ids``."""
+        if not parent_ids:
+            return []
+        q = sa.select(t.tokens.c.token_id).where(t.tokens.c.parent_token_id.in_(parent_ids))
+        return [r.token_id for r in self.conn.execute(q)]
 
     def revoke_token(self, token_id: str, at: datetime, by: str) -> None:
         """Mark a token revoked."""

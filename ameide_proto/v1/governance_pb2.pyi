@@ -526,6 +526,38 @@ class Token(_message.Message):
     created_at: str
     def __init__(self, token_id: _Optional[str] = ..., principal_id: _Optional[str] = ..., token: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
 
+class ListTokensRequest(_message.Message):
+    __slots__ = ("principal_id",)
+    PRINCIPAL_ID_FIELD_NUMBER: _ClassVar[int]
+    principal_id: str
+    def __init__(self, principal_id: _Optional[str] = ...) -> None: ...
+
+class TokenInfo(_message.Message):
+    __slots__ = ("token_id", "principal_id", "created_at", "created_by", "parent_token_id", "revoked", "revoked_at", "revoked_by")
+    TOKEN_ID_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPAL_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    PARENT_TOKEN_ID_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_AT_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_BY_FIELD_NUMBER: _ClassVar[int]
+    token_id: str
+    principal_id: str
+    created_at: str
+    created_by: str
+    parent_token_id: str
+    revoked: bool
+    revoked_at: str
+    revoked_by: str
+    def __init__(self, token_id: _Optional[str] = ..., principal_id: _Optional[str] = ..., created_at: _Optional[str] = ..., created_by: _Optional[str] = ..., parent_token_id: _Optional[str] = ..., revoked: _Optional[bool] = ..., revoked_at: _Optional[str] = ..., revoked_by: _Optional[str] = ...) -> None: ...
+
+class ListTokensResponse(_message.Message):
+    __slots__ = ("tokens",)
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    tokens: _containers.RepeatedCompositeFieldContainer[TokenInfo]
+    def __init__(self, tokens: _Optional[_Iterable[_Union[TokenInfo, _Mapping]]] = ...) -> None: ...
+
 class RevokeTokenRequest(_message.Message):
     __slots__ = ("token_id",)
     TOKEN_ID_FIELD_NUMBER: _ClassVar[int]

@@ -150,6 +150,11 @@ class GovernanceServiceStub:
                 request_serializer=ameide__proto_dot_v1_dot_governance__pb2.RevokeTokenRequest.SerializeToString,
                 response_deserializer=ameide__proto_dot_v1_dot_governance__pb2.RevokeTokenResponse.FromString,
                 _registered_method=True)
+        self.ListTokens = channel.unary_unary(
+                '/ameide.memory.v1.GovernanceService/ListTokens',
+                request_serializer=ameide__proto_dot_v1_dot_governance__pb2.ListTokensRequest.SerializeToString,
+                response_deserializer=ameide__proto_dot_v1_dot_governance__pb2.ListTokensResponse.FromString,
+                _registered_method=True)
         self.SetLegalHold = channel.unary_unary(
                 '/ameide.memory.v1.GovernanceService/SetLegalHold',
                 request_serializer=ameide__proto_dot_v1_dot_governance__pb2.SetLegalHoldRequest.SerializeToString,
@@ -317,7 +322,14 @@ class GovernanceServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RevokeToken(self, request, context):
-        """Revoke a token (its owner or a global admin).
+        """Revoke a token and every token minted with it, transitively (its owner or a global admin).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTokens(self, request, context):
+        """Tokens, never their secrets: your own; a global admin may list anyone's (or every token).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -447,6 +459,11 @@ def add_GovernanceServiceServicer_to_server(servicer, server):
                     servicer.RevokeToken,
                     request_deserializer=ameide__proto_dot_v1_dot_governance__pb2.RevokeTokenRequest.FromString,
                     response_serializer=ameide__proto_dot_v1_dot_governance__pb2.RevokeTokenResponse.SerializeToString,
+            ),
+            'ListTokens': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTokens,
+                    request_deserializer=ameide__proto_dot_v1_dot_governance__pb2.ListTokensRequest.FromString,
+                    response_serializer=ameide__proto_dot_v1_dot_governance__pb2.ListTokensResponse.SerializeToString,
             ),
             'SetLegalHold': grpc.unary_unary_rpc_method_handler(
                     servicer.SetLegalHold,
@@ -1076,6 +1093,33 @@ class GovernanceService:
             '/ameide.memory.v1.GovernanceService/RevokeToken',
             ameide__proto_dot_v1_dot_governance__pb2.RevokeTokenRequest.SerializeToString,
             ameide__proto_dot_v1_dot_governance__pb2.RevokeTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTokens(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ameide.memory.v1.GovernanceService/ListTokens',
+            ameide__proto_dot_v1_dot_governance__pb2.ListTokensRequest.SerializeToString,
+            ameide__proto_dot_v1_dot_governance__pb2.ListTokensResponse.FromString,
             options,
             channel_credentials,
             insecure,
