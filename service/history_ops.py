@@ -11,7 +11,8 @@ from domain.permissions import Action
 from domain.values import validate_id, validate_instant, validate_principal
 from service.authz import Caller
 from service.baseline_ops import BaselineOps
-from service.views import event_view, iso
+from service.event_trimming import EventTrimmer, Visibility
+from service.views import iso
 
 MAX_HISTORY = 10_000
 
@@ -32,7 +33,9 @@ class HistoryOps(BaselineOps):
     ) -> list[dict[str, Any]]:
         """Audit events of a repository, oldest first, filtered by time, element and actor.
 
-        Auditors see everything; other readers see events of elements within their clearance.
+        Trimmed to the caller's read clearance (``service.event_trimming``): readers see the
+        events of content they may read, with unreadable ids taken out of payloads; auditors
+        see every event, those about content above their clearance redacted.
         """
         key = self.repo_key(repo)
         validate_instant(since, "since")
@@ -46,14 +49,13 @@ class HistoryOps(BaselineOps):
         if not 1 <= limit <= MAX_HISTORY:
             raise InvalidArgument(f"limit must be between 1 and {MAX_HISTORY}", field="limit")
         with self._uow(readonly=True) as uow:
-            perm = self.gate(uow, caller, key, Action.READ)
+            self.gate(uow, caller, key, Action.READ)
             if element_id is not None:
                 self.visible_element(uow, caller, element_id)
             events = uow.store.audit_events(
                 key, since=since, until=until, element_id=element_id, actor=actor
             )
-            if not perm.can(Action.AUDIT):
-                events = [e for e in events if self._event_visible(uow, perm, e.element_id)]
+            views = EventTrimmer(Visibility(self, uow, caller), key).views(events)
             self.log_read(
                 uow,
                 caller,
@@ -66,14 +68,7 @@ class HistoryOps(BaselineOps):
             )
             uow.commit()
         # The newest ``limit`` events, still oldest first, so a bounded view shows recent work.
-        return [event_view(e) for e in events[-limit:]]
-
-    @staticmethod
-    def _event_visible(uow: Any, perm: Any, element_id: str | None) -> bool:
-        if element_id is None:
-            return True
-        el = uow.store.get_element(element_id)
-        return el is not None and perm.may_see(el.classification)
+        return views[-limit:]
 
     def verify_audit(self, caller: Caller, repo: str | None) -> dict[str, Any]:
         """Check a repository's hash chain — or, with ``repo=None``, the global chain (grants on

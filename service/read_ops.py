@@ -20,6 +20,7 @@ from projection.packaging import content_chunks
 from service.authz import Caller
 from service.core import UnitOfWork
 from service.eval_ops import EvalOps
+from service.event_trimming import Visibility, readable_items
 from service.read_request import MAX_HOPS, MAX_NODES, ReadRequest, parse_request
 from service.read_selection import access_levels
 from service.views import element_view, iso, version_view
@@ -133,9 +134,11 @@ class ReadOps(EvalOps):
             raise InvalidArgument(f"citations must be a list of at most {MAX_CITATIONS}")
         with self._uow(readonly=True) as uow:
             row = self._stored(uow, caller, context_id)
+            # only what the caller may read now answers (no oracle on hidden items)
+            items = readable_items(Visibility(self, uow, caller), row["response"]["items"])
             self.log_read(uow, caller, "verify_citations", row["repo_key"], context_id=context_id)
             uow.commit()
-        results = contexts.verify(row["response"]["items"], citations)
+        results = contexts.verify(items, citations)
         valid = sum(1 for r in results if r["valid"])
         return {
             "context_id": context_id,
@@ -176,7 +179,14 @@ class ReadOps(EvalOps):
         except AmeideError as exc:  # e.g. the principal lost its grant since
             return {"context_id": context_id, "identical": False, "error": exc.to_dict()}
         fresh = self._store_context(caller, req, body, "replay", replay_of=context_id)
-        changes = contexts.differences(stored["items"], fresh["items"])
+        # The differences name only what the caller (an auditor, say) may read itself, ranked
+        # among those: the replayed principal's view may hold more.
+        with self._uow(readonly=True) as uow:
+            vis = Visibility(self, uow, caller)
+            old_items = readable_items(vis, stored["items"])
+            new_items = readable_items(vis, fresh["items"])
+        complete = (len(old_items), len(new_items)) == (len(stored["items"]), len(fresh["items"]))
+        changes = contexts.differences(old_items, new_items)
         before, after = stored["selector_used"], fresh["selector_used"]
         same_selection = before.get("baseline_id") == after.get("baseline_id")
         return {
@@ -186,7 +196,7 @@ class ReadOps(EvalOps):
             "as_recorded": as_recorded,
             "identical": not changes
             and same_selection
-            and stored["context_block"] == fresh["context_block"],
+            and (not complete or stored["context_block"] == fresh["context_block"]),
             "differences": changes,
             "selector_used": {"before": before, "after": after},
         }

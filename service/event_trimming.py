@@ -1,0 +1,168 @@
+"""Trimming of audit history and replay answers to what one caller may read.
+
+Reads of content are trimmed in their queries; history and replay answer with ids and counts
+*about* content, so they are trimmed here, with the same rule: an element, a version or a
+proposal is nameable only when the caller may read its element (read clearance per
+repository, ``Permission.may_see``), and a count over content counts only what the caller may
+read.
+
+- ``EventTrimmer`` turns audit events into views. An event about content the caller may not
+  read is dropped — or, for an auditor (who must see that the trail has no gaps), kept with
+  its subject ids and payload redacted. Inside a kept payload, ids of unreadable elements,
+  versions or proposals are nulled (or left out of lists); a ``relationship.added`` whose
+  target is unreadable counts as an event about unreadable content (the relationship itself
+  is invisible); ``baseline.created`` counts only readable pins; the aggregate counts of an
+  ``ingest.run`` are shown only to a caller cleared for every classification.
+- ``readable_items`` keeps the items of a stored context the caller may read (replay and
+  citation checks compare only those).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from domain.audit import AuditEvent
+from domain.permissions import Action
+from domain.values import Classification
+from service.authz import Caller, Permission
+from service.views import event_view
+
+if TYPE_CHECKING:
+    from service.core import ServiceCore, UnitOfWork
+
+_ID = re.compile(r"^(el|ver|prop)_[0-9a-f]{24}$")
+_HIDES_EVENT = ("target_element_id",)  # the relationship is invisible when its target is
+_INGEST_AGGREGATES = ("counts", "skipped_by_code", "links", "versions_written", "repositories")
+
+
+class Visibility:
+    """What one caller may read, per repository and per id (memoized for one unit of work)."""
+
+    def __init__(self, core: ServiceCore, uow: UnitOfWork, caller: Caller) -> None:
+        self._core, self._uow, self._caller = core, uow, caller
+        self._perms: dict[str, Permission] = {}
+        self._seen: dict[str, bool] = {}
+
+    @property
+    def store(self) -> Any:
+        """The unit of work's store (for the counts the trimmer recomputes)."""
+        return self._uow.store
+
+    def permission(self, repo_key: str) -> Permission:
+        """The caller's permission in a repository."""
+        if repo_key not in self._perms:
+            self._perms[repo_key] = self._core.permission(self._uow, self._caller, repo_key)
+        return self._perms[repo_key]
+
+    def element(self, element_id: str | None) -> bool:
+        """Whether the element exists and is within the caller's read clearance."""
+        if element_id is None:
+            return True
+        if element_id not in self._seen:
+            el = self._uow.store.get_element(element_id)
+            self._seen[element_id] = el is not None and self.permission(el.repo_key).may_see(
+                el.classification
+            )
+        return self._seen[element_id]
+
+    def version(self, version_id: str | None) -> bool:
+        """Whether the version's element is readable."""
+        if version_id is None:
+            return True
+        if version_id not in self._seen:
+            v = self._uow.store.get_version(version_id)
+            self._seen[version_id] = v is not None and self.element(v.element_id)
+        return self._seen[version_id]
+
+    def proposal(self, proposal_id: str | None) -> bool:
+        """Whether the proposal's element (and its target, if any) is readable."""
+        if proposal_id is None:
+            return True
+        if proposal_id not in self._seen:
+            p = self._uow.store.get_proposal(proposal_id)
+            self._seen[proposal_id] = (
+                p is not None and self.element(p.element_id) and self.element(p.target_element_id)
+            )
+        return self._seen[proposal_id]
+
+    def nameable(self, value: str) -> bool:
+        """Whether an id-shaped string may be shown (anything not an id always may)."""
+        if not _ID.match(value):
+            return True
+        prefix = value.split("_", 1)[0]
+        if prefix == "el":
+            return self.element(value)
+        if prefix == "ver":
+            return self.version(value)
+        return self.proposal(value)
+
+
+class EventTrimmer:
+    """Audit events as one caller may see them."""
+
+    def __init__(self, visibility: Visibility, repo_key: str) -> None:
+        self._vis = visibility
+        perm = visibility.permission(repo_key)
+        self._auditor = perm.can(Action.AUDIT)
+        self._cleared_for_all = perm.may_see(Classification.RESTRICTED)
+
+    def views(self, events: Iterable[AuditEvent]) -> list[dict[str, Any]]:
+        """The events the caller may see, trimmed; oldest first."""
+        out = []
+        for e in events:
+            view = self.view(e)
+            if view is not None:
+                out.append(view)
+        return out
+
+    def view(self, e: AuditEvent) -> dict[str, Any] | None:
+        """One event trimmed, ``None`` when the caller may not even know it happened."""
+        vis = self._vis
+        payload = e.payload if isinstance(e.payload, Mapping) else {}
+        hidden = not (
+            vis.element(e.element_id) and vis.version(e.version_id) and vis.proposal(e.proposal_id)
+        ) or any(
+            isinstance(payload.get(k), str) and not vis.nameable(payload[k]) for k in _HIDES_EVENT
+        )
+        view = event_view(e)
+        if hidden:
+            if not self._auditor:
+                return None
+            return {
+                **view,
+                "element_id": None,
+                "version_id": None,
+                "proposal_id": None,
+                "payload": {"redacted": True},
+            }
+        trimmed = self._payload(payload)
+        if e.event_type == "baseline.created" and e.baseline_id and "pins" in trimmed:
+            b = vis.store.get_baseline(e.baseline_id)
+            if b is not None:
+                trimmed["pins"] = sum(1 for el in b.pins if vis.element(el))
+        if e.event_type == "ingest.run" and not self._cleared_for_all:
+            for key in _INGEST_AGGREGATES:
+                trimmed.pop(key, None)
+        return {**view, "payload": trimmed}
+
+    def _payload(self, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {k: self._payload(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [
+                self._payload(v) for v in value if not isinstance(v, str) or self._vis.nameable(v)
+            ]
+        if isinstance(value, str) and not self._vis.nameable(value):
+            return None
+        return value
+
+
+def readable_items(vis: Visibility, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The items of a stored context whose element (and version) the caller may read."""
+    return [
+        dict(i)
+        for i in items
+        if vis.element(str(i.get("element_id"))) and vis.version(i.get("version_id"))
+    ]
