@@ -498,9 +498,9 @@ class ProposalOps(ElementOps):
         rationale = validate_text(rationale, "rationale", MAX_RATIONALE_CHARS, required=False)
         with self._uow() as uow:
             p, perm = self._load(uow, caller, proposal_id)
-            if not perm.can(Action.CURATE):
-                raise PermissionDenied(f"{caller.principal_id} may not accept proposals")
             body_el = uow.store.get_element(p.element_id)
+            if not perm.may_act_on(Action.CURATE, body_el.classification):
+                raise PermissionDenied(f"{caller.principal_id} may not accept proposals")
             proposed = uow.store.get_version(body_el.head_version_id)
             at = self.clock.now()
             if p.change_kind is ChangeKind.UPDATE:

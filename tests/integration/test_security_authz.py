@@ -76,3 +76,20 @@ def test_an_ingestor_only_caller_gets_not_found_for_element_history_and_versions
         svc.get_element(ingestor, element_id, version_id)
     with pytest.raises(NotFound):
         svc.element_history(ingestor, element_id)
+
+
+def test_accepting_needs_curate_clearance_not_just_read_clearance(world: World) -> None:
+    svc = world.svc
+    svc.grant(world.admin, world.curator.principal_id, "curator", world.repo, "restricted")
+    element_id, v1 = world.canonical(classification="restricted")
+    svc.grant(world.admin, world.agent.principal_id, "agent", world.repo, "restricted")
+    target = {"element_id": element_id, "target_version_id": v1}
+    p = svc.propose(world.agent, world.repo, body="y\n", summary="s", **target)
+    mixed = _fresh()
+    svc.grant(world.admin, mixed.principal_id, "reader", world.repo, "restricted")
+    svc.grant(world.admin, mixed.principal_id, "curator", world.repo, "internal")
+    with pytest.raises(PermissionDenied, match="may not accept"):
+        svc.accept(mixed, p["proposal_id"])
+    with pytest.raises(PermissionDenied, match="may not curate content classified restricted"):
+        svc.retire_element(mixed, element_id, "no")
+    svc.accept(world.curator, p["proposal_id"])
