@@ -201,8 +201,14 @@ def _git(repo: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def run_corpus(bundle: Path, questions: Sequence[Question]) -> dict[str, Any]:
-    """Ingest the corpus into a scratch home and evaluate every question (see the module)."""
+def run_corpus(
+    bundle: Path, questions: Sequence[Question], refs: Iterable[str] = ()
+) -> dict[str, Any]:
+    """Ingest the corpus into a scratch home and evaluate every question (see the module).
+
+    The corpus is ingested at ``refs`` and at every question's ``as_of_ref`` first (oldest
+    first), then at ``main``: pass the refs of the whole dev set so that evaluating a subset
+    (``--types``) reads the very same repository history and scores the same."""
     from runtime import build_app
     from service.authz import Caller
     from service.settings import Settings
@@ -224,13 +230,13 @@ def run_corpus(bundle: Path, questions: Sequence[Question]) -> dict[str, Any]:
             svc.create_repository(admin, REPO)
             svc.grant(admin, ingestor.principal_id, "ingestor", REPO)
             svc.grant(admin, reader.principal_id, "reader", REPO)
-            refs = sorted(
-                {q.as_of_ref for q in questions if q.as_of_ref},
+            older = sorted(
+                {*refs, *(q.as_of_ref for q in questions if q.as_of_ref)},
                 key=lambda ref: int(_git(src, "log", "-1", "--format=%ct", ref)),
             )
             instants: dict[str, datetime] = {}
             ingests = []
-            for ref in [*refs, "main"]:
+            for ref in [*older, "main"]:
                 started = time.perf_counter()
                 report = svc.ingest_backlog(ingestor, str(src), REPO, ref=ref)
                 ingests.append(
@@ -278,6 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return 1
+    refs = sorted({q.as_of_ref for q in questions if q.as_of_ref})
     if args.types:
         wanted = {t.strip() for t in args.types.split(",") if t.strip()}
         unknown = wanted - set(TYPES)
@@ -290,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.bundle.exists():
         print(f"skipped: the shared corpus {args.bundle} is absent", file=sys.stderr)
         return 0
-    result = run_corpus(args.bundle, questions)
+    result = run_corpus(args.bundle, questions, refs)
     pipelines = list(result["pipelines"])
     tables = type_tables(questions, result["per_query"], pipelines)
     missing = unjudged(questions, result["per_query"], pipelines)
