@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test install dev lint typecheck contracts pytest bench clean
+.PHONY: demo test install dev lint typecheck contracts pytest bench eval-corpus clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ test: lint typecheck contracts pytest
 
 bench: dev
 	$(BIN)/python -m bench.bench_write
+
+# Retrieval quality on the shared real backlog (skips with a message when ../shared is absent).
+eval-corpus: dev
+	$(BIN)/python -m bench.eval_corpus $(ARGS)
 
 clean:
 	rm -rf $(VENV) .ameide .pytest_cache .mypy_cache .ruff_cache

@@ -17,6 +17,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 METRICS = ("precision", "recall", "ndcg", "mrr", "duplicate_rate", "context_chars")
 
@@ -29,6 +30,8 @@ class GoldenQuery:
     relevant: Mapping[str, int]
     same_answer: Mapping[str, str] = field(default_factory=dict)
     """Each key of a ``same_answer`` group mapped to its group's first key."""
+    as_of: datetime | None = None
+    """The system time the query reads at (a time-travel question); None reads now."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +44,10 @@ class RunResult:
 
 
 def parse_dataset(lines: Iterable[str]) -> list[GoldenQuery]:
-    """Parse JSONL lines ``{"query": …, "relevant": {key: grade}, "same_answer": [[key, …]]}``
-    (``same_answer`` optional; each group names two or more graded keys, a key at most once);
-    blank lines are skipped.
+    """Parse JSONL lines ``{"query": …, "relevant": {key: grade}, "same_answer": [[key, …]],
+    "as_of": "2026-01-03T00:00:00Z"}`` (``same_answer`` optional; each group names two or more
+    graded keys, a key at most once; ``as_of`` optional, an ISO-8601 instant with a time zone);
+    other fields are ignored; blank lines are skipped.
 
     Raises ``ValueError`` naming the line for anything else.
     """
@@ -64,10 +68,27 @@ def parse_dataset(lines: Iterable[str]) -> list[GoldenQuery]:
         ):
             raise ValueError(f"line {number}: 'relevant' must map keys to grades >= 0")
         same = _same_answer(row.get("same_answer", []), relevant, number)
-        queries.append(GoldenQuery(query, dict(relevant), same))
+        as_of = _instant(row.get("as_of"), number)
+        queries.append(GoldenQuery(query, dict(relevant), same, as_of))
     if not queries:
         raise ValueError("the dataset holds no queries")
     return queries
+
+
+def _instant(value: object, number: int) -> datetime | None:
+    """The optional ``as_of`` of one line, in UTC."""
+    if value is None:
+        return None
+    bad = ValueError(f"line {number}: 'as_of' must be an ISO-8601 instant with a time zone")
+    if not isinstance(value, str):
+        raise bad
+    try:
+        instant = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise bad from None
+    if instant.utcoffset() is None:
+        raise bad
+    return instant.astimezone(UTC)
 
 
 def _same_answer(groups: object, relevant: Mapping[str, int], number: int) -> dict[str, str]:

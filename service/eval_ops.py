@@ -38,6 +38,11 @@ MAX_K = 50
 class EvalOps(ReadPipeline):
     """``evaluate``: precision@k, recall@k, nDCG@k, MRR, duplicate rate, context size."""
 
+    def eval_pipelines(self) -> tuple[str, ...]:
+        """The pipelines ``evaluate`` compares, in order (a pipeline that needs an optional
+        extra, such as semantic recall, adds itself here when it is installed)."""
+        return PIPELINES
+
     def evaluate(
         self,
         caller: Caller,
@@ -62,24 +67,23 @@ class EvalOps(ReadPipeline):
             self.log_read(uow, caller, "eval", key, queries=len(queries), k=k)
             uow.commit()
         self.catch_up_index()
-        rows: dict[str, list[dict[str, float]]] = {name: [] for name in PIPELINES}
+        names = self.eval_pipelines()
+        rows: dict[str, list[dict[str, float]]] = {name: [] for name in names}
         per_query = []
         for q in queries:
-            runs = {
-                name: self._run_pipeline(caller, key, q, name, k, selector) for name in PIPELINES
-            }
+            runs = {name: self._run_pipeline(caller, key, q, name, k, selector) for name in names}
             scores = {name: evaluate_run(q, run, k) for name, run in runs.items()}
-            for name in PIPELINES:
+            for name in names:
                 rows[name].append(scores[name])
             per_query.append(
-                {"query": q.query, **{n: list(runs[n].keys) for n in PIPELINES}, "metrics": scores}
+                {"query": q.query, **{n: list(runs[n].keys) for n in names}, "metrics": scores}
             )
         out: dict[str, Any] = {
             "repository_id": key,
             "k": k,
             "selector": selector,
             "queries": len(queries),
-            "pipelines": {name: mean_metrics(rows[name]) for name in PIPELINES},
+            "pipelines": {name: mean_metrics(rows[name]) for name in names},
         }
         if include_per_query:
             out["per_query"] = per_query
@@ -94,6 +98,7 @@ class EvalOps(ReadPipeline):
                 "query": q.query,
                 "expand": {"hops": hops},
                 "budget": {"max_items": k, "max_chars": MAX_CHARS},
+                "as_of": q.as_of,
             }
         )
 
@@ -118,8 +123,8 @@ class EvalOps(ReadPipeline):
     def _keyword_run(self, caller: Caller, req: ReadRequest, q: GoldenQuery, k: int) -> RunResult:
         with self._uow(readonly=True) as uow:
             perms = readable_repositories(self, uow, caller, req.scope)
-            selection = resolve_selection(uow, perms, req, None)
-            flt = index_filter(perms, selection, None)
+            selection = resolve_selection(uow, perms, req, req.as_of)
+            flt = index_filter(perms, selection, req.as_of)
             hits = self.index.search(q.query, flt, limit=k, per_version=1)
             rows = uow.store.version_rows([h.version_id for h in hits])
         shown = [rows[h.version_id]["body"][h.start : h.end] for h in hits]

@@ -3,6 +3,7 @@ plain keyword recall on nDCG@10 and duplicate rate (the figures are in docs/eval
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -78,3 +79,26 @@ def test_the_full_pipeline_is_at_least_as_good_as_keyword_recall(evaluation) -> 
     assert full["duplicate_rate"] <= keyword["duplicate_rate"]
     expanded = evaluation["pipelines"]["full_expanded"]
     assert expanded["duplicate_rate"] <= keyword["duplicate_rate"]
+
+
+def test_a_golden_line_with_as_of_reads_the_repository_as_it_was(tmp_path: Path) -> None:
+    # A time-travel question of the real-corpus dev set: every pipeline reads at the line's
+    # ``as_of``, so before the ingest nothing is there and after it the page is found.
+    app = build_app(Settings(home=tmp_path / "home"), migrate=True)
+    try:
+        w = make_world(app)
+        before = w.svc.clock.now()
+        w.svc.grant(w.admin, INGESTOR.principal_id, "ingestor", w.repo)
+        src = committed_copy(EXAMPLES / "backlog", tmp_path / "src")
+        w.svc.ingest_backlog(INGESTOR, str(src), w.repo)
+        path = "backlog/000-099/017-testing-phases.md"
+        line = {"query": "how do I run phase 0/1/2 tests?", "relevant": {path: 2}}
+        then = {**line, "as_of": before.isoformat()}
+        lines = [json.dumps(line), json.dumps(then)]
+        result = w.svc.evaluate(w.reader, w.repo, lines, k=10, include_per_query=True)
+        now_row, then_row = result["per_query"]
+        for name in ("keyword", "full", "full_expanded"):
+            assert path in now_row[name]
+            assert then_row[name] == []
+    finally:
+        app.close()
