@@ -34,6 +34,7 @@ class SkipCode(StrEnum):
     """Why a file was not ingested."""
 
     UNSAFE_PATH = "unsafe_path"
+    PII_PATH = "pii_path"  # the path itself holds personal data: never stored, shown masked
     SYMLINK = "symlink"
     SUBMODULE = "submodule"
     TOO_LARGE = "too_large"

@@ -1,8 +1,9 @@
 """The PII barrier: find personal data and secrets in text, count them, and mask them.
 
 Detected kinds: e-mail addresses, phone numbers, payment card numbers (Luhn-checked, spaced,
-dashed or unspaced), IBANs (mod-97-checked) and API-key-like secrets. Detection is deliberately
-a little eager: a false positive costs a masked token, a false negative leaks data.
+dashed, dotted, slashed or unspaced), IBANs (mod-97-checked, upper or lower case) and
+API-key-like secrets. Detection is deliberately a little eager: a false positive costs a masked
+token, a false negative leaks data.
 """
 
 from __future__ import annotations
@@ -59,24 +60,26 @@ _EMAIL = re.compile(
     r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+"
     r"[A-Za-z]{2,}(?![\w-])"
 )
-_DIGIT_RUN = re.compile(r"(?<!\d)\d+(?:[ -]\d+)*(?!\d)")
+_DIGIT_RUN = re.compile(r"(?<!\d)\d+(?:[ ./-]\d+)*(?!\d)")
 _PHONE = re.compile(
     r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{1,12}(?:[ .-]\d{1,12}){0,5}(?!\w)"
 )
 _NANP = re.compile(r"\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4}")
 _IBAN = re.compile(
-    r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}(?![A-Za-z0-9])|(?: [A-Z0-9]{1,4}){3,8})"
+    r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}"
+    r"(?:[A-Za-z0-9]{11,30}(?![A-Za-z0-9])|(?: [A-Za-z0-9]{1,4}){3,8})"
 )
 # The detectors above start with a lookbehind, which makes the regex engine try every position
 # of the text. Their matches can only lie in short regions that a scan starting with a character
 # class finds fast, so only those are searched, with the same results: a phone number is made
 # of digits, spaces, dots, dashes, brackets and "+", starts with a digit, "(" or "+" and is only
-# kept from 8 characters on; a card's digit run (digits, spaces, dashes, from a digit) lies
-# inside such a region and is only looked into from 13 characters on; an IBAN starts with two
-# capitals and two digits. Tests compare each with the plain ``finditer`` over the whole text.
-_PHONE_REGIONS = re.compile(r"[\d(+][\d .()+-]{7,}")
-_CARD_REGIONS = re.compile(r"\d[\d -]{12,}")
-_IBAN_STARTS = re.compile(r"[A-Z][A-Z]\d\d")  # spelled out: scans twice as fast
+# kept from 8 characters on; a card's digit run (digits, spaces, dots, slashes, dashes, from a
+# digit) lies inside such a region (slashes included) and is only looked into from 13
+# characters on; an IBAN starts with two letters and two digits. Tests compare each with the
+# plain ``finditer`` over the whole text.
+_PHONE_REGIONS = re.compile(r"[\d(+][\d .()+/-]{7,}")
+_CARD_REGIONS = re.compile(r"\d[\d ./-]{12,}")
+_IBAN_STARTS = re.compile(r"[A-Za-z][A-Za-z]\d\d")  # spelled out: scans twice as fast
 
 
 def _number_regions(text: str) -> list[tuple[int, int]]:
@@ -94,7 +97,7 @@ def _search_from(
 
 
 def _iban_matches(text: str) -> Iterator[re.Match[str]]:
-    """``_IBAN.finditer(text)``, trying only where two capitals and two digits start (two such
+    """``_IBAN.finditer(text)``, trying only where two letters and two digits start (two such
     starts are never closer than four characters, so none is missed)."""
     end = 0
     for start in _IBAN_STARTS.finditer(text):
@@ -184,7 +187,8 @@ def shannon_entropy(text: str) -> float:
 
 
 def _cards(text: str, numbers: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
-    """Card numbers: 13-19 Luhn-valid digits, unspaced or in space/dash groups of 3-6 digits.
+    """Card numbers: 13-19 Luhn-valid digits, unspaced or in groups of 3-6 digits separated by
+    spaces, dashes, dots or slashes.
 
     Inside a longer run of numbers every start group is tried, so a card next to other numbers
     (``ref 12 4111 1111 1111 1111``) is still found.

@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ingest import pii
 from ingest.document import PreparedDocument, Skip, SkipCode, prepare_document
 from ingest.markdown import LinkRef
 from ingest.paths import glob_match, unsafe_path_reason
@@ -246,7 +247,7 @@ class _Planner:
     def _skip(self, path: str, skip: Skip) -> FileAction:
         return FileAction(
             ActionKind.SKIPPED,
-            path,
+            masked_path(path, self.options.mask),
             skip_code=skip.code,
             skip_reason=skip.reason,
             pii_counts=skip.pii_counts,
@@ -265,11 +266,23 @@ class _Planner:
         return action.with_links(tuple(links))
 
 
+def masked_path(path: str, mask: str) -> str:
+    """``path`` with every character of personal data in it masked (the PII barrier covers
+    paths too: a skipped file's path is reported, and a path can hold an e-mail or a card)."""
+    found = pii.scan(path)
+    return pii.redact(path, found.spans, mask) if found.detected else path
+
+
 def _entry_skip(entry: TreeEntry, options: PlanOptions) -> Skip | None:
     """Refusals decided from the tree entry alone, before any byte is read."""
     reason = unsafe_path_reason(entry.path)
     if reason is not None:
         return Skip(SkipCode.UNSAFE_PATH, reason)
+    found = pii.scan(entry.path)
+    if found.detected:
+        kinds = ", ".join(sorted(found.counts))
+        reason = f"the path holds personal data ({kinds}): never stored; rename the file"
+        return Skip(SkipCode.PII_PATH, reason, dict(found.counts))
     if entry.is_symlink:
         return Skip(SkipCode.SYMLINK, "symbolic link (never followed)")
     if entry.is_submodule:

@@ -192,6 +192,26 @@ rules:
     assert plan.report.redacted_files == 1
 
 
+def test_a_path_holding_personal_data_is_rejected_and_reported_masked(repo, source):
+    repo.write("backlog/user-carol@example.com/notes.md", "# Carol's notes\n")
+    repo.write("backlog/4111111111111111.md", "# Card\n")
+    repo.write("backlog/4111.1111.1111.1111/plan.md", "# Dotted\n")
+    repo.write("backlog/ok.md", "# Fine, links [notes](user-carol@example.com/notes.md)\n")
+    repo.commit("paths with pii")
+    plan = build_plan(source, repository=HOME, current_hash=lambda _id: None)
+    skipped = [a for a in plan.actions if a.kind is ActionKind.SKIPPED]
+    assert {a.skip_code for a in skipped} == {"pii_path"}
+    assert len(skipped) == 3
+    for action in skipped:
+        shown = f"{action.path} {action.skip_reason}"
+        assert "carol" not in shown
+        assert "4111" not in shown
+        assert action.path.startswith("backlog/")
+        assert "█" in action.path
+    assert [a.path for a in plan.actions if a.kind is ActionKind.NEW] == ["backlog/ok.md"]
+    assert not any(link.resolved for link in plan.actions[-1].links)
+
+
 def test_the_glob_and_size_cap_are_configurable(repo, source):
     repo.write("backlog/a.md", "# A\n" + "word " * 100)
     repo.write("notes/b.md", "# B\n")
