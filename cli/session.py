@@ -117,7 +117,7 @@ class CliState:
     def save_principal(self, principal: str) -> Path:
         """Remember ``principal`` as the default local principal."""
         config = {**self.load_config(), "principal": principal}
-        self.home.mkdir(parents=True, exist_ok=True)
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.config_path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         return self.config_path
 

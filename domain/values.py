@@ -157,10 +157,23 @@ def content_sha256(body: str) -> str:
     return hashlib.sha256(normalized_body(body).encode("utf-8")).hexdigest()
 
 
+def require_unicode(value: str, field: str) -> str:
+    """``value`` if it is valid Unicode text: a lone surrogate (``\\ud800`` in JSON) is not a
+    character, cannot be stored or encoded, and is refused as ``INVALID_ARGUMENT``."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument(
+            f"{field} is not valid Unicode text (it holds a lone surrogate)", field=field
+        ) from None
+    return value
+
+
 def validate_body(body: str, field: str = "body") -> str:
     """Non-empty, valid text, at most ``MAX_BODY_BYTES``; returns it with LF line endings."""
     if not isinstance(body, str):
         raise InvalidArgument(f"{field} must be text", field=field)
+    require_unicode(body, field)
     size = len(body.encode("utf-8", errors="surrogatepass"))
     if size > MAX_BODY_BYTES:
         raise InvalidArgument(
@@ -175,7 +188,7 @@ def validate_body(body: str, field: str = "body") -> str:
 
 def validate_text(value: str | None, field: str, limit: int, *, required: bool = True) -> str:
     """A single piece of free text: trimmed, within ``limit`` characters."""
-    text = (value or "").strip()
+    text = require_unicode((value or "").strip(), field)
     if required and not text:
         raise InvalidArgument(f"{field} is required", field=field)
     if len(text) > limit:

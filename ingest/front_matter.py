@@ -142,6 +142,8 @@ def _load_yaml(raw: str) -> Any:
         return yaml.load(raw, Loader=_LOADER)  # noqa: S506 - a safe loader, C or Python
     except RecursionError:
         raise FrontMatterError("front matter is nested too deeply") from None
+    except (ValueError, OverflowError) as exc:  # a timestamp-looking value that is no date
+        raise FrontMatterError(f"front matter holds an impossible date or number: {exc}") from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 2}" if where is not None else ""

@@ -7,7 +7,9 @@ at import time.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from domain.errors import InvalidArgument
@@ -39,7 +41,7 @@ def build_app(settings: Settings, *, migrate: bool = False) -> App:
     """Wire storage, authorization and the clock into a service (no work at import time)."""
     url = settings.resolved_database_url
     if url.startswith("sqlite"):
-        settings.home.mkdir(parents=True, exist_ok=True)
+        _private_home(settings.home, url)
     if migrate:
         from storage import migrate as migrations  # Alembic only when migrating (CLI start-up)
 
@@ -61,6 +63,21 @@ def build_app(settings: Settings, *, migrate: bool = False) -> App:
     service = MemoryService(uow_factory, Authorizer(), Clock(), indexer)
     service.configure_ranking(_config_file(settings).get("ranking"))
     return App(settings, engine, service)
+
+
+def _private_home(home: Path, url: str) -> None:
+    """Create the home 0700 and the SQLite file 0600 (owner only: they hold every body, token
+    hash and audit event); an existing database file is tightened to 0600 as well."""
+    if not home.exists():
+        home.mkdir(mode=0o700, parents=True)
+        home.chmod(0o700)  # the umask may have narrowed the mode, never widened it
+    path = url.removeprefix("sqlite:///")
+    if path and path != ":memory:" and not url.startswith("sqlite:///:memory:"):
+        db = Path(path)
+        if not db.exists() and db.parent.is_dir():
+            os.close(os.open(db, os.O_CREAT | os.O_WRONLY, 0o600))
+        if db.exists():
+            db.chmod(0o600)
 
 
 def _config_file(settings: Settings) -> dict[str, Any]:

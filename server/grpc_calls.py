@@ -49,15 +49,41 @@ def current_caller() -> Caller:
     return call.caller
 
 
-def wrap_unary(handler: Any, wrapper: Callable[[Behavior], Behavior]) -> Any:
-    """``handler`` with its unary-unary behavior wrapped; other handlers unchanged."""
+def wrap_unary(
+    handler: Any,
+    wrapper: Callable[[Behavior], Behavior],
+    deserializer: Callable[[Any], Any] | None = None,
+) -> Any:
+    """``handler`` with its unary-unary behavior (and, if given, its request deserializer)
+    wrapped; other handlers unchanged."""
     if handler is None or handler.unary_unary is None:
         return handler
+    decode = handler.request_deserializer
     return grpc.unary_unary_rpc_method_handler(
         wrapper(handler.unary_unary),
-        request_deserializer=handler.request_deserializer,
+        request_deserializer=deserializer(decode) if deserializer and decode else decode,
         response_serializer=handler.response_serializer,
     )
+
+
+@dataclass(frozen=True)
+class Undecodable:
+    """A request whose bytes are no valid message (e.g. a string field that is not UTF-8)."""
+
+    reason: str
+
+
+def _tolerant(decode: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    """A deserializer that returns :class:`Undecodable` instead of raising: grpc would answer
+    ``INTERNAL`` for a raising deserializer, but a bad request is ``INVALID_ARGUMENT``."""
+
+    def parse(data: bytes) -> Any:
+        try:
+            return decode(data)
+        except Exception as exc:  # protobuf's DecodeError, or a UnicodeDecodeError
+            return Undecodable(type(exc).__name__)
+
+    return parse
 
 
 class CallScope(grpc.ServerInterceptor):  # type: ignore[misc, unused-ignore]
@@ -71,10 +97,17 @@ class CallScope(grpc.ServerInterceptor):  # type: ignore[misc, unused-ignore]
             def handle(request: Any, context: Any) -> Any:
                 token = _CALL.set(Call(method))
                 try:
+                    if isinstance(request, Undecodable):
+                        _CALL.get().error_code = "INVALID_ARGUMENT"  # type: ignore[union-attr]
+                        context.abort(
+                            grpc.StatusCode.INVALID_ARGUMENT,
+                            "INVALID_ARGUMENT: the request is not a valid message "
+                            f"({request.reason}; strings must be UTF-8)",
+                        )
                     return behavior(request, context)
                 finally:
                     _CALL.reset(token)
 
             return handle
 
-        return wrap_unary(continuation(details), scoped)
+        return wrap_unary(continuation(details), scoped, _tolerant)

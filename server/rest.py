@@ -12,14 +12,16 @@ Nothing is built at import time.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request, Security
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 
+from domain.errors import Unauthenticated
 from server import (
     rest_admin,
     rest_audit,
@@ -28,8 +30,14 @@ from server import (
     rest_publishing,
     rest_read,
 )
-from server.rest_deps import RestContext
-from server.rest_errors import BodyLimit, document_errors_as_400, install_error_handlers
+from server.rest_deps import RestContext, bearer
+from server.rest_errors import (
+    ERROR_RESPONSES,
+    BodyLimit,
+    BodyText,
+    document_errors_as_400,
+    install_error_handlers,
+)
 from server.rest_observe import Metrics, ObserveMiddleware
 from service.app import MemoryService
 from service.settings import Settings
@@ -62,12 +70,21 @@ class Readiness(BaseModel):
     index: dict[str, Any] | None
 
 
-def create_app(service: MemoryService, *, settings: Settings, require_auth: bool = True) -> FastAPI:
+def create_app(
+    service: MemoryService,
+    *,
+    settings: Settings,
+    require_auth: bool = True,
+    metrics_public: bool = False,
+    metrics_repository_labels: bool = False,
+) -> FastAPI:
     """The REST app over ``service``.
 
     ``require_auth=False`` lets requests without a token act as ``settings.principal`` (local
     development on loopback; ``ameide serve`` refuses it on other addresses). A token, when
-    sent, is always checked.
+    sent, is always checked. ``/metrics`` needs a valid bearer token unless ``metrics_public``
+    (or ``require_auth`` is off), and names repositories in labels only with
+    ``metrics_repository_labels``.
     """
     app = FastAPI(
         title="Ameide Memory",
@@ -78,7 +95,7 @@ def create_app(service: MemoryService, *, settings: Settings, require_auth: bool
         redoc_url=None,
     )
     app.state.ameide = RestContext(service, settings, require_auth)
-    metrics = Metrics(service)
+    metrics = Metrics(service, repository_labels=metrics_repository_labels)
     app.state.metrics = metrics
     install_error_handlers(app)
     v1 = APIRouter(prefix="/v1")
@@ -86,14 +103,15 @@ def create_app(service: MemoryService, *, settings: Settings, require_auth: bool
     for module in modules:
         v1.include_router(module.router)
     app.include_router(v1)
-    app.include_router(_operations_router(service, metrics))
+    app.include_router(_operations_router(service, metrics, public=metrics_public))
+    app.add_middleware(BodyText)  # inside BodyLimit: only a bounded body is buffered
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     app.add_middleware(ObserveMiddleware, metrics=metrics, surface="rest")
     _openapi_with_400(app)
     return app
 
 
-def _operations_router(service: MemoryService, metrics: Metrics) -> APIRouter:
+def _operations_router(service: MemoryService, metrics: Metrics, *, public: bool) -> APIRouter:
     router = APIRouter(tags=["operations"])
 
     @router.get("/healthz", response_model=Health, operation_id="healthz")
@@ -121,10 +139,25 @@ def _operations_router(service: MemoryService, metrics: Metrics) -> APIRouter:
         "/metrics",
         operation_id="metrics",
         response_class=Response,
-        responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}},
+        responses={
+            200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}},
+            401: ERROR_RESPONSES[401],
+        },
     )
-    def prometheus_metrics(request: Request) -> Response:
-        """Prometheus metrics: requests and latency by operation, index lag, proposal queue."""
+    def prometheus_metrics(
+        request: Request,
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
+    ) -> Response:
+        """Prometheus metrics: requests and latency by operation, index lag, proposal queue.
+
+        Needs a bearer token (any valid one) unless the server runs with ``--metrics-public``."""
+        ctx: RestContext = request.app.state.ameide
+        if not public and ctx.require_auth:
+            if credentials is None:
+                raise Unauthenticated(
+                    "missing bearer token: /metrics needs one (or serve with --metrics-public)"
+                )
+            service.tokens.authenticate(credentials.credentials)
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     return router

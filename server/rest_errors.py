@@ -20,6 +20,7 @@ bug and becomes 500 ``INTERNAL`` with the trace id.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -56,7 +57,12 @@ HTTP_STATUS: dict[type[AmeideError], int] = {
 }
 """Error class → HTTP status; subclasses inherit their parent's status."""
 
-_PLAIN_HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "PAYLOAD_TOO_LARGE"}
+_PLAIN_HTTP_CODES = {
+    400: InvalidArgument.code,  # e.g. a body that is not valid UTF-8 JSON: the one taxonomy
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "PAYLOAD_TOO_LARGE",
+}
 MAX_PROBLEMS = 20
 
 
@@ -217,3 +223,80 @@ class BodyLimit:
             return message
 
         await self.app(scope, counting_receive, send)
+
+
+class BodyText:
+    """Refuse a JSON request body that is not valid Unicode text with 400 ``INVALID_ARGUMENT``.
+
+    Invalid UTF-8 bytes, and JSON ``\\ud800``-style escapes that decode to a lone surrogate (not
+    a character: it cannot be stored, indexed or encoded), are refused here, at the edge, for
+    every field at once — before any handler or the service sees the request. Install it inside
+    ``BodyLimit``, which bounds what is buffered.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        problem = _text_problem(body)
+        if problem is not None:
+            response = error_response(400, InvalidArgument.code, problem)
+            await response(scope, receive, send)
+            return
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+def _text_problem(body: bytes) -> str | None:
+    """Why ``body`` is not valid text, or ``None`` (non-JSON bodies are left to the route)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"the request body is not valid UTF-8 (byte {exc.start})"
+    if "\\u" not in text:
+        return None  # no escape, so no lone surrogate can come out of the JSON
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None  # not JSON: the route reports its own parse error
+    return _lone_surrogate(value, "body")
+
+
+def _lone_surrogate(value: Any, where: str) -> str | None:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{where} is not valid Unicode text (it holds a lone surrogate)"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _lone_surrogate(key, where) or _lone_surrogate(item, f"{where}.{key}")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _lone_surrogate(item, f"{where}[{index}]")
+            if found:
+                return found
+    return None

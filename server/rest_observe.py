@@ -6,8 +6,9 @@
   ``ameide_request_duration_seconds{surface, operation}``;
 - ``ameide_index_lag`` (committed changes not yet applied to the keyword index) and
   ``ameide_index_consistent``, read from the service at scrape time;
-- ``ameide_proposal_queue_size{repository}`` (OPEN proposals, from the service's caller-free
-  ``open_proposal_counts()``).
+- ``ameide_proposal_queue_size`` (OPEN proposals, from the service's caller-free
+  ``open_proposal_counts()``): one total, or per ``{repository}`` only when the operator asks
+  for repository labels (``--metrics-repository-labels``): names are information too.
 
 ``ObserveMiddleware`` gives every request a trace id (the caller's ``X-Trace-Id`` or W3C
 ``traceparent`` when well-formed, else a fresh one; echoed in ``X-Trace-Id``), times it, counts
@@ -42,8 +43,9 @@ _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}
 class _ServiceCollector(Collector):
     """Gauges read from the service when Prometheus scrapes."""
 
-    def __init__(self, service: Any) -> None:
+    def __init__(self, service: Any, *, repository_labels: bool) -> None:
         self._service = service
+        self._repository_labels = repository_labels
 
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("ameide_database_up", "1 when the database answered the scrape")
@@ -68,6 +70,13 @@ class _ServiceCollector(Collector):
                 "1 when the keyword index holds exactly what the database says",
                 value=1 if status["consistent"] else 0,
             )
+        if not self._repository_labels:  # repository names stay out of labels unless asked for
+            yield GaugeMetricFamily(
+                "ameide_proposal_queue_size",
+                "OPEN proposals in all repositories",
+                value=sum(counts.values()),
+            )
+            return
         queue = GaugeMetricFamily(
             "ameide_proposal_queue_size", "OPEN proposals per repository", labels=["repository"]
         )
@@ -79,7 +88,7 @@ class _ServiceCollector(Collector):
 class Metrics:
     """Request counters and latency histograms, plus the service's gauges."""
 
-    def __init__(self, service: Any) -> None:
+    def __init__(self, service: Any, *, repository_labels: bool = False) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "ameide_requests_total",
@@ -93,7 +102,7 @@ class Metrics:
             ["surface", "operation"],
             registry=self.registry,
         )
-        self.registry.register(_ServiceCollector(service))
+        self.registry.register(_ServiceCollector(service, repository_labels=repository_labels))
 
     def observe(self, surface: str, operation: str, status: str, seconds: float) -> None:
         """Count one request and record its latency."""

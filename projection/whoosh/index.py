@@ -51,7 +51,7 @@ class WhooshKeywordIndex:
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self._directory = Path(directory)
-        self._directory.mkdir(parents=True, exist_ok=True)
+        self._directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._write_lock = threading.Lock()
         try:
             state = json.loads((self._directory / _STATE).read_text("utf-8"))
@@ -114,7 +114,7 @@ class WhooshKeywordIndex:
         Also restores a directory deleted underneath the process (see :meth:`is_intact`).
         """
         with self._write_lock:
-            self._directory.mkdir(parents=True, exist_ok=True)
+            self._directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             generation = self._state["generation"] + 1
             shutil.rmtree(self._generation_path(generation), ignore_errors=True)
             sides = self._open_generation(generation)

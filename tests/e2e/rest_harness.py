@@ -83,9 +83,9 @@ def tokens_for(world: World) -> dict[str, str]:
 
 
 @contextmanager
-def rest_client(world: World, *, require_auth: bool = True) -> Iterator[Rest]:
-    """The app over the world's service, in-process."""
-    app = create_app(world.svc, settings=world.app.settings, require_auth=require_auth)
+def rest_client(world: World, *, require_auth: bool = True, **options: Any) -> Iterator[Rest]:
+    """The app over the world's service, in-process (``options`` go to ``create_app``)."""
+    app = create_app(world.svc, settings=world.app.settings, require_auth=require_auth, **options)
     with TestClient(app, raise_server_exceptions=False) as client:
         yield Rest(world, client, tokens_for(world))
 

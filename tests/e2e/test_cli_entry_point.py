@@ -70,3 +70,22 @@ def test_every_command_and_option_explains_itself_in_help(path):
 def test_the_global_options_explain_themselves_in_help():
     for param in ROOT.params:
         assert (getattr(param, "help", None) or "").strip(), param.name
+
+
+def test_the_home_is_private_to_its_owner(tmp_path):
+    """The home, its database and its index hold every body and token hash: owner only."""
+    home = tmp_path / "home"
+    init = run("init", "--admin", "user:admin", "--json", home=home)
+    assert init.returncode == 0, init.stderr
+    assert run("repo", "create", "acme/eng/platform", home=home).returncode == 0
+    assert run("index", "status", home=home).returncode == 0
+    assert home.stat().st_mode & 0o777 == 0o700
+    assert (home / "ameide.db").stat().st_mode & 0o777 == 0o600
+    index_dirs = [p for p in home.iterdir() if p.is_dir()]
+    assert index_dirs, "the index directory was not created"
+    for directory in index_dirs:
+        assert directory.stat().st_mode & 0o777 == 0o700, directory
+    loose = home / "ameide.db"
+    loose.chmod(0o644)  # a database made by an older version is tightened on the next start
+    assert run("index", "status", home=home).returncode == 0
+    assert loose.stat().st_mode & 0o777 == 0o600

@@ -87,6 +87,26 @@ def test_invalid_argument(client: GrpcClient) -> None:
     assert "malformed repository" in failure.message
 
 
+def test_a_string_that_is_not_utf8_is_invalid_argument(client: GrpcClient) -> None:
+    """A raw message whose title bytes are not UTF-8 cannot be parsed: INVALID_ARGUMENT (not
+    INTERNAL), in the taxonomy like every other bad request."""
+    g = client
+    good = kno.CreateElementRequest(
+        repository_id=g.world.repo, title="TITLE!!", body="# b\n"
+    ).SerializeToString()
+    bad = good.replace(b"TITLE!!", b"TI\xff\xfeLE!")
+    assert len(bad) == len(good)
+    raw = g.channel.unary_unary(
+        "/ameide.memory.v1.KnowledgeService/CreateElement",
+        request_serializer=None,
+        response_deserializer=None,
+    )
+    with pytest.raises(grpc.RpcError) as info:
+        raw(bad, metadata=g.metadata(g.world.curator), timeout=30)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "INVALID_ARGUMENT" in (info.value.details() or "")
+
+
 def test_a_malformed_timestamp_is_invalid_argument(client: GrpcClient) -> None:
     g = client
     el, _ = g.world.canonical()

@@ -184,7 +184,7 @@ def test_metrics_count_requests_by_operation_and_show_index_lag(rest: Rest) -> N
     w = rest.world
     rest.ok("GET", f"{rest.repo_path}/published", w.reader)
     rest.fail("GET", f"{rest.repo_path}/published", None, 401)
-    text = rest.client.get("/metrics").text
+    text = rest.client.get("/metrics", headers=rest.headers(w.reader)).text
     assert re.search(
         r'ameide_requests_total\{operation="published",status="200",surface="rest"\} 1\.0', text
     )
@@ -194,7 +194,29 @@ def test_metrics_count_requests_by_operation_and_show_index_lag(rest: Rest) -> N
     assert re.search(r"^ameide_database_up 1\.0$", text, re.M)
 
 
-def test_metrics_show_the_proposal_queue_per_repository(rest: Rest) -> None:
+def test_metrics_need_a_token_and_name_no_repository_by_default(rest: Rest) -> None:
+    w = rest.world
+    refused = rest.client.get("/metrics")
+    assert refused.status_code == 401
+    assert refused.json()["error"]["code"] == "UNAUTHENTICATED"
+    bad = rest.client.get("/metrics", headers={"Authorization": "Bearer amt_not-a-token"})
+    assert bad.status_code == 401
+    element, v1 = w.canonical()
+    w.svc.propose(
+        w.agent, w.repo, body="# Testing SOP\n\nRun it.\n", summary="edit",
+        element_id=element, target_version_id=v1,
+    )  # fmt: skip
+    text = rest.client.get("/metrics", headers=rest.headers(w.reader)).text
+    assert re.search(r"^ameide_proposal_queue_size 1\.0$", text, re.M)
+    assert w.repo not in text
+
+
+def test_metrics_show_the_proposal_queue_per_repository_when_asked(world: World) -> None:
+    with rest_client(world, metrics_public=True, metrics_repository_labels=True) as rest:
+        _proposal_queue_per_repository(rest)
+
+
+def _proposal_queue_per_repository(rest: Rest) -> None:
     w = rest.world
     element, v1 = w.canonical()
     for n in range(2):
@@ -234,3 +256,36 @@ def test_readiness_fails_while_the_index_lags(rest: Rest) -> None:
         indexer.status = original  # type: ignore[method-assign]
     assert ready.status_code == 503
     assert ready.json()["status"] == "not_ready"
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        (b'{"title": "a\\ud800b", "body": "# x\\n"}', "lone surrogate"),
+        (b'{"title": "ok", "body": "# x \\udfff\\n"}', "lone surrogate"),
+        (b'{"title": "\xff\xfe", "body": "# x\\n"}', "not valid UTF-8"),
+    ],
+)
+def test_text_that_is_not_unicode_is_invalid_argument(rest: Rest, raw: bytes, says: str) -> None:
+    """A lone surrogate used to give 500 (UnicodeEncodeError at the database), invalid UTF-8 the
+    off-taxonomy ``HTTP_400``: both are ``INVALID_ARGUMENT``, and nothing is written."""
+    w = rest.world
+    before = len(w.svc.history(w.admin, w.repo))
+    error = rest.fail(
+        "POST", f"{rest.repo_path}/elements", w.curator, 400,
+        content=raw, headers={"Content-Type": "application/json"},
+    )  # fmt: skip
+    assert error["code"] == "INVALID_ARGUMENT"
+    assert says in error["message"]
+    assert len(w.svc.history(w.admin, w.repo)) == before
+
+
+def test_a_lone_surrogate_in_any_field_is_refused_at_the_edge(rest: Rest) -> None:
+    w = rest.world
+    raw = ('{"query": "tests\\ud800", "scope": {"repositories": ["' + w.repo + '"]}}').encode()
+    error = rest.fail(
+        "POST", "/v1/context", w.reader, 400,
+        content=raw, headers={"Content-Type": "application/json"},
+    )  # fmt: skip
+    assert error["code"] == "INVALID_ARGUMENT"
+    assert "body.query" in error["message"]

@@ -124,12 +124,14 @@ def test_hostile_files_are_skipped_and_nothing_outside_the_repository_is_read(re
     repo.write("backlog/image.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     repo.write("backlog/latin1.md", "# Café\n".encode("latin-1"))
     repo.write("backlog/broken-fm.md", "---\ntitle: [unclosed\n---\n# Body\n")
+    repo.write("backlog/bad-date.md", "---\ndate: 2024-13-45\n---\n# Body\n")
     repo.write("backlog/bell\x07.md", "# bell\n")
     repo.commit("hostile")
     with python_file_opens() as opened, GitBacklogSource.open(repo.root) as source:
         plan = build_plan(source, repository=HOME, current_hash=lambda _id: None)
     skipped = {a.path: a.skip_code for a in plan.actions if a.kind is ActionKind.SKIPPED}
     assert skipped == {
+        "backlog/bad-date.md": "front_matter",
         "backlog/bell\x07.md": "unsafe_path",
         "backlog/broken-fm.md": "front_matter",
         "backlog/escape.md": "symlink",
