@@ -397,6 +397,7 @@ def served(settings: Settings, log: Path) -> Iterator[Served]:
     if settings.database_url:
         argv += ["--database-url", settings.database_url]
     argv += ["serve", "--host", "127.0.0.1", "--port", "0", "--grpc-port", "0", "--grace", "5"]
+    argv += ["--metrics-public"]  # the benchmark reads server-side time from /metrics
     env = {k: v for k, v in os.environ.items() if not k.startswith("AMEIDE_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     with log.open("wb") as stderr:

@@ -45,8 +45,68 @@ def serve(
     grace: Annotated[
         float, typer.Option("--grace", help="Seconds to finish in-flight calls on shutdown.")
     ] = 10.0,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            envvar="AMEIDE_ALLOWED_HOSTS",
+            help="A host name clients use to reach this server (repeatable; 'name' or "
+            "'name:port'). Loopback names and IP addresses are always allowed; any other Host "
+            "header is refused with 421 (DNS-rebinding protection).",
+        ),
+    ] = None,
+    allowed_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-origin",
+            help="A browser origin allowed to call this server (repeatable, e.g. "
+            "https://app.example.com; 'scheme://host:*' for any port). Loopback origins and the "
+            "server's own are always allowed; others get 403.",
+        ),
+    ] = None,
+    metrics_public: Annotated[
+        bool, typer.Option("--metrics-public", help="Serve /metrics without a bearer token.")
+    ] = False,
+    metrics_repository_labels: Annotated[
+        bool,
+        typer.Option(
+            "--metrics-repository-labels",
+            help="Name repositories in /metrics labels (off: one total per gauge).",
+        ),
+    ] = False,
+    tls_cert: Annotated[
+        str | None,
+        typer.Option("--tls-cert", envvar="AMEIDE_TLS_CERT", help="PEM certificate: serve TLS."),
+    ] = None,
+    tls_key: Annotated[
+        str | None,
+        typer.Option("--tls-key", envvar="AMEIDE_TLS_KEY", help="PEM private key for --tls-cert."),
+    ] = None,
+    insecure_http: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-http",
+            help="Allow plain HTTP/gRPC on a non-loopback address (only behind a TLS proxy).",
+        ),
+    ] = False,
+    header_timeout: Annotated[
+        float,
+        typer.Option(
+            "--header-timeout", help="Seconds a connection has to send a complete request head."
+        ),
+    ] = 10.0,
+    keep_alive: Annotated[
+        float, typer.Option("--keep-alive", help="Seconds an idle kept-alive connection stays.")
+    ] = 5.0,
+    max_connections: Annotated[
+        int,
+        typer.Option("--max-connections", help="Open HTTP connections beyond this get 503."),
+    ] = 512,
 ) -> None:
-    """Serve REST (/v1, /docs, /metrics), MCP over Streamable HTTP (/mcp) and gRPC."""
+    """Serve REST (/v1, /docs, /metrics), MCP over Streamable HTTP (/mcp) and gRPC.
+
+    On a non-loopback --host, bearer tokens are required and so is TLS (--tls-cert/--tls-key)
+    unless --insecure-http; add the names clients use with --allowed-host."""
     from server.serve import AmeideServer, ServeConfig, configure_logging
 
     s = session(ctx)
@@ -54,7 +114,24 @@ def serve(
     settings = s.settings
     if no_auth:  # requests without a token act as the CLI's principal
         settings = settings.model_copy(update={"principal": s.caller.principal_id})
-    config = ServeConfig(host, port, grpc_port, require_auth=not no_auth, grace_seconds=grace)
+    hosts = [h.strip() for entry in allowed_host or [] for h in entry.split(",") if h.strip()]
+    config = ServeConfig(
+        host,
+        port,
+        grpc_port,
+        require_auth=not no_auth,
+        grace_seconds=grace,
+        allowed_hosts=tuple(hosts),
+        allowed_origins=tuple(allowed_origin or []),
+        metrics_public=metrics_public,
+        metrics_repository_labels=metrics_repository_labels,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        insecure_http=insecure_http,
+        header_timeout=header_timeout,
+        keep_alive=keep_alive,
+        max_connections=max_connections,
+    )
     server = AmeideServer(service, settings, config)
     configure_logging()
     server.run(on_ready=lambda e: _announce(asdict(e), as_json=s.json))

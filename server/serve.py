@@ -12,6 +12,7 @@ within the grace period.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import signal
 import socket
@@ -30,7 +31,10 @@ from mcp_adapter.http import create_http_app, is_loopback
 from mcp_adapter.settings import McpSettings
 from server.grpc_calls import Behavior, current_call, wrap_unary
 from server.grpc_server import create_grpc_server
+from server.http_guard import HostGuard, HostPolicy
+from server.http_limits import limited_h11
 from server.rest import create_app
+from server.rest_errors import BodyText
 from server.rest_observe import Metrics, log_request
 from service.app import MemoryService
 from service.settings import Settings
@@ -40,13 +44,48 @@ log = logging.getLogger("ameide.server")
 
 @dataclass(frozen=True)
 class ServeConfig:
-    """Where to listen and whether tokens are required."""
+    """Where to listen, whether tokens are required, and the limits of the HTTP listener.
+
+    ``allowed_hosts`` / ``allowed_origins`` extend the Host and Origin allow-lists
+    (:mod:`server.http_guard`); ``tls_cert`` / ``tls_key`` serve HTTPS and gRPC over TLS, which a
+    non-loopback address requires unless ``insecure_http`` (tokens would cross the network in
+    clear); ``header_timeout``, ``keep_alive`` and ``max_connections`` bound what idle and
+    half-sent connections can hold (:mod:`server.http_limits`).
+    """
 
     host: str = "127.0.0.1"
     http_port: int = 8080
     grpc_port: int = 50051
     require_auth: bool = True
     grace_seconds: float = 10.0
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    metrics_public: bool = False
+    metrics_repository_labels: bool = False
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    insecure_http: bool = False
+    header_timeout: float = 10.0
+    keep_alive: float = 5.0
+    max_connections: int = 512
+
+    def __post_init__(self) -> None:
+        bare = self.host.strip()
+        if bare.startswith("[") and bare.endswith("]"):
+            bare = bare[1:-1]  # "[::1]" as written in a URL is the address ::1
+        object.__setattr__(self, "host", bare)
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise InvalidArgument("--tls-cert and --tls-key go together", field="tls_cert")
+        for name in ("header_timeout", "keep_alive"):
+            if not getattr(self, name) > 0:
+                raise InvalidArgument(f"{name} must be a positive number of seconds", field=name)
+        if self.max_connections < 1:
+            raise InvalidArgument("max_connections must be at least 1", field="max_connections")
+
+    @property
+    def tls(self) -> bool:
+        """Whether HTTP and gRPC are served over TLS."""
+        return bool(self.tls_cert and self.tls_key)
 
 
 @dataclass(frozen=True)
@@ -69,6 +108,7 @@ class HttpSurfaces:
     def __init__(self, rest: ASGIApp, mcp: Any, mcp_path: str) -> None:
         self.rest = rest
         self.mcp = mcp
+        self.mcp_edge = BodyText(mcp)  # REST checks its bodies itself (create_app)
         self.mcp_path = mcp_path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -77,7 +117,7 @@ class HttpSurfaces:
             return
         path = scope.get("path", "")
         if path == self.mcp_path or path.startswith(self.mcp_path + "/"):
-            await self.mcp(scope, receive, send)
+            await self.mcp_edge(scope, receive, send)
         else:
             await self.rest(scope, receive, send)
 
@@ -143,10 +183,34 @@ class AmeideServer:
                 "or require bearer tokens",
                 field="host",
             )
+        if not is_loopback(config.host) and not config.tls and not config.insecure_http:
+            raise InvalidArgument(
+                f"refusing to serve on {config.host} without TLS: bearer tokens would cross the "
+                "network in clear; pass --tls-cert and --tls-key, or --insecure-http if a "
+                "TLS-terminating proxy sits in front",
+                field="host",
+            )
         self.config = config
         _check_listenable(config.host, config.http_port)  # before gRPC binds its port
         mcp_cfg = mcp_settings or McpSettings()
-        rest = create_app(service, settings=settings, require_auth=config.require_auth)
+        hosts = [*mcp_cfg.allowed_hosts, *config.allowed_hosts]
+        origins = [*mcp_cfg.allowed_origins, *config.allowed_origins]
+        mcp_cfg = mcp_cfg.model_copy(
+            update={
+                "allowed_hosts": [
+                    *hosts,
+                    *(f"{h}:*" for h in hosts if ":" not in h.lstrip("[").split("]")[-1]),
+                ],
+                "allowed_origins": origins,
+            }
+        )
+        rest = create_app(
+            service,
+            settings=settings,
+            require_auth=config.require_auth,
+            metrics_public=config.metrics_public,
+            metrics_repository_labels=config.metrics_repository_labels,
+        )
         self.metrics: Metrics = rest.state.metrics
         mcp = create_http_app(
             service,
@@ -156,7 +220,8 @@ class AmeideServer:
             host=config.host,
             observe=self.metrics.observe,
         )
-        self.http = HttpSurfaces(rest, mcp, mcp_cfg.path)
+        self.surfaces = HttpSurfaces(rest, mcp, mcp_cfg.path)
+        self.http = HostGuard(self.surfaces, HostPolicy(hosts, origins))
         self.mcp_path = mcp_cfg.path
         self.grpc, self.grpc_port = create_grpc_server(
             settings,
@@ -165,6 +230,7 @@ class AmeideServer:
             port=config.grpc_port,
             require_auth=config.require_auth,
             interceptors=[GrpcObserve(self.metrics)],
+            credentials=_grpc_credentials(config),
         )
         self._uvicorn = _Uvicorn(
             uvicorn.Config(
@@ -175,13 +241,19 @@ class AmeideServer:
                 log_level="warning",
                 timeout_graceful_shutdown=int(config.grace_seconds),
                 lifespan="on",
+                http=limited_h11(config.header_timeout, config.max_connections),
+                timeout_keep_alive=max(1, round(config.keep_alive)),
+                limit_concurrency=config.max_connections,
+                ssl_certfile=config.tls_cert,
+                ssl_keyfile=config.tls_key,
             )
         )
 
     def endpoints(self) -> Endpoints:
         """The URLs of the running surfaces (ports resolved after start)."""
         host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
-        base = f"http://{host}:{self._uvicorn.port}"
+        scheme = "https" if self.config.tls else "http"
+        base = f"{scheme}://{host}:{self._uvicorn.port}"
         return Endpoints(
             rest=f"{base}/v1",
             mcp=f"{base}{self.mcp_path}",
@@ -242,16 +314,34 @@ class _Uvicorn(uvicorn.Server):
             self.on_started()
 
 
+def _grpc_credentials(config: ServeConfig) -> grpc.ServerCredentials | None:
+    """TLS credentials for gRPC from the same certificate and key files as HTTPS."""
+    if not config.tls:
+        return None
+    try:
+        with open(str(config.tls_key), "rb") as key, open(str(config.tls_cert), "rb") as cert:
+            return grpc.ssl_server_credentials([(key.read(), cert.read())])
+    except OSError as exc:
+        raise InvalidArgument(
+            f"cannot read the TLS files: {exc.strerror or exc} ({exc.filename})", field="tls_cert"
+        ) from None
+
+
 def _check_listenable(host: str, port: int) -> None:
-    """A clear error now rather than uvicorn's exit after startup: the HTTP port is taken."""
-    if port == 0:
-        return
+    """A clear error now rather than uvicorn's exit after startup: the HTTP port is taken, or
+    the host is no address of this machine."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
         try:
             probe.bind((host, port))
         except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise InvalidArgument(
+                    f"cannot listen on {host} ({exc.strerror or exc}): --host must be an "
+                    "address of this machine, e.g. 127.0.0.1, ::1 or 0.0.0.0",
+                    field="host",
+                ) from None
             raise InvalidArgument(
                 f"cannot listen on {host}:{port} ({exc.strerror or exc}); choose another "
                 "--port (AMEIDE_HTTP_PORT) or --host",

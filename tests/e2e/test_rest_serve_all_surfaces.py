@@ -78,7 +78,7 @@ def test_all_surfaces_answer_on_one_process_and_share_metrics(
             method(b"", timeout=10)
     assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED
 
-    metrics = httpx.get(endpoints.metrics).text
+    metrics = httpx.get(endpoints.metrics, headers={"Authorization": f"Bearer {token}"}).text
     assert 'operation="published",status="200",surface="rest"' in metrics
     assert 'operation="memory.health",status="ok",surface="mcp"' in metrics
     assert 'operation="GetElement",status="UNAUTHENTICATED",surface="grpc"' in metrics
