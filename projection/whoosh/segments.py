@@ -12,6 +12,7 @@ segment too, and the average lengths per searcher.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import threading
 import time
@@ -57,7 +58,8 @@ class Side:
         self._by_value: dict[tuple[str, Hashable], dict[str, frozenset[int]]] = {}
         self._segment_docs: OrderedDict[tuple[str, Hashable], frozenset[int]] = OrderedDict()
         self._lengths: dict[tuple[str, str], tuple[array[int], int]] = {}
-        self._norms: dict[str, tuple[float, float]] = {}  # per field, for the current searcher
+        # per (field, filter): average length over the admitted documents, for this searcher
+        self._norms: OrderedDict[tuple[str, Any], tuple[float, float]] = OrderedDict()
 
     @contextmanager
     def searching(self) -> Iterator[Searcher]:
@@ -106,7 +108,7 @@ class Side:
         live = {leaf.key for leaf in self._leaves}
         self._lengths = {k: v for k, v in self._lengths.items() if k[0] in live}
         self._by_value = {k: v for k, v in self._by_value.items() if k[0] in live}
-        self._norms = {}
+        self._norms = OrderedDict()
 
     def scores(
         self,
@@ -119,33 +121,59 @@ class Side:
 
         Term at a time, straight from the posting blocks: per word and field
         ``boost · idf · tf·(k1+1) / (tf + k1·(1 - b + b·length/average length))``, summed as
-        Whoosh's ``Or`` of weighted ``Term`` queries would (idf and average lengths from the
-        whole index), without its per-document matcher tree, which took most of a search.
+        Whoosh's ``Or`` of weighted ``Term`` queries would, without its per-document matcher
+        tree, which took most of a search.
+
+        The statistics — document count, document frequency (idf) and average field length —
+        are those of the **admitted set** (what this caller may read and asked to search), never
+        of the whole index: otherwise a score would move when someone adds a document the caller
+        cannot see, and a caller could count forbidden documents holding a word (issue #16).
+        Like Whoosh, ``idf = log(N / (df + 1)) + 1``.
         """
         scored: dict[int, float] = {}
         admitted = self.admitted(index_filter)
-        if not any(admitted):  # also spares an empty index Whoosh's idf (log of 0 documents)
+        population = sum(len(docs) for docs in admitted)
+        if not population:
             return scored
-        normalised = {name: self._normalisation(name) for name, _ in weights}
+        normalised = {
+            name: self._normalisation(name, admitted, index_filter) for name, _ in weights
+        }
         for term in terms:
             for name, boost in weights:
-                scale = boost * searcher.idf(name, term) * (K1 + 1)
+                partial: dict[int, float] = {}
                 for leaf, allowed in zip(self._leaves, admitted, strict=True):
                     if allowed:
                         blocks = postings(leaf.reader, name, term)
                         counts = self.lengths(leaf, name)[0]
                         norm = normalised[name]
-                        accumulate(scored, blocks, allowed, leaf.offset, scale, norm, counts)
+                        accumulate(partial, blocks, allowed, leaf.offset, K1 + 1, norm, counts)
+                if not partial:
+                    continue
+                scale = boost * (math.log(population / (len(partial) + 1)) + 1)
+                get = scored.get
+                for key, value in partial.items():
+                    scored[key] = get(key, 0.0) + scale * value
         return scored
 
-    def _normalisation(self, name: str) -> tuple[float, float]:
-        """BM25's length normalisation ``k1·(1 - b) + k1·b/average · length`` as its two terms."""
-        found = self._norms.get(name)
+    def _normalisation(
+        self, name: str, admitted: list[set[int]], index_filter: port.IndexFilter
+    ) -> tuple[float, float]:
+        """BM25's length normalisation ``k1·(1 - b) + k1·b/average · length`` as its two terms,
+        with the average field length over the admitted documents (cached per filter until the
+        segments change)."""
+        key = (name, index_filter)
+        found = self._norms.get(key)
         if found is None:
-            total = sum(self.lengths(leaf, name)[1] for leaf in self._leaves)
-            documents = sum(leaf.reader.doc_count_all() for leaf in self._leaves)
+            total = 0
+            documents = 0
+            for leaf, allowed in zip(self._leaves, admitted, strict=True):
+                if allowed:
+                    counts = self.lengths(leaf, name)[0]
+                    total += sum(counts[doc] for doc in allowed)
+                    documents += len(allowed)
             average = total / documents if total else 1.0
-            found = self._norms[name] = (K1 * (1 - B), K1 * B / average)
+            found = self._norms[key] = (K1 * (1 - B), K1 * B / average)
+            _trim(self._norms, _FILTER_CACHE_SIZE * 4)
         return found
 
     def admitted(self, index_filter: port.IndexFilter) -> list[set[int]]:
