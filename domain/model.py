@@ -14,7 +14,13 @@ from domain.errors import (
     ProposalConflicted,
     StaleProposal,
 )
-from domain.values import Classification, SourceKind, content_sha256, new_id
+from domain.values import (
+    Classification,
+    SourceKind,
+    content_sha256,
+    higher_classification,
+    new_id,
+)
 
 ERASED_BODY = "[erased]"
 """What an erased version's body becomes (the tombstone)."""
@@ -89,6 +95,10 @@ class ElementVersion:
     erased_at: datetime | None = None
     erased_by: str | None = None
     erasure_reason: str | None = None
+    classification: Classification | None = None
+    """The level this version was written at, when it must stay above its element's current one
+    (an element whose classification was lowered keeps its earlier versions at their level);
+    ``None``: it follows the element. See :func:`version_classification`."""
 
     @property
     def erased(self) -> bool:
@@ -377,3 +387,10 @@ class PointerMove:
     at: datetime
     by: str
     reason: str
+
+
+def version_classification(el: Element, v: ElementVersion) -> Classification:
+    """The level a reader must be cleared for to read ``v``: the higher of its element's current
+    classification and the level the version itself was written at. Raising an element's
+    classification raises every version; lowering it never lowers a version written before."""
+    return higher_classification(el.classification, v.classification)

@@ -71,6 +71,11 @@ class Classification(StrEnum):
 _CLASSIFICATION_ORDER = list(Classification)
 
 
+def higher_classification(a: Classification, b: Classification | None) -> Classification:
+    """The more sensitive of two levels (``None`` is no level)."""
+    return a if b is None or a.rank >= b.rank else b
+
+
 @dataclass(frozen=True, order=True)
 class RepoRef:
     """``tenant/organization/repository`` — the scope of every operation."""

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from domain.audit import AuditEvent
 from domain.errors import InvalidArgument, NotFound, PermissionDenied
-from domain.model import Element, ElementVersion
+from domain.model import Element, ElementVersion, version_classification
 from domain.permissions import Action
 from domain.values import RepoRef, validate_id, validate_principal
 from projection.keyword_index import KeywordIndex
@@ -146,6 +146,8 @@ class ServiceCore:
             el, perm = self.visible_element(uow, caller, v.element_id)
         except NotFound:
             raise NotFound(f"version {version_id} not found", version_id=version_id) from None
+        if not perm.may_see(version_classification(el, v)):
+            raise NotFound(f"version {version_id} not found", version_id=version_id)
         return v, el, perm
 
     @staticmethod

@@ -7,7 +7,14 @@ from datetime import datetime
 from typing import Any
 
 from domain.errors import FailedPrecondition, InvalidArgument, NotFound
-from domain.model import Element, ElementVersion, Provenance, Relationship, RelationshipKind
+from domain.model import (
+    Element,
+    ElementVersion,
+    Provenance,
+    Relationship,
+    RelationshipKind,
+    version_classification,
+)
 from domain.permissions import Action
 from domain.values import (
     MAX_RATIONALE_CHARS,
@@ -153,7 +160,7 @@ class ElementOps(ServiceCore):
         """An element with one version: the head, a given version, or the head as of an instant."""
         validate_instant(as_of, "as_of")
         with self._uow(readonly=True) as uow:
-            el, _ = self.visible_element(uow, caller, element_id)
+            el, perm = self.visible_element(uow, caller, element_id)
             if version_id is not None:
                 validate_id(version_id, "ver", "version")
                 v = uow.store.get_version(version_id)
@@ -165,6 +172,9 @@ class ElementOps(ServiceCore):
                     raise NotFound(f"element {element_id} did not exist at {as_of.isoformat()}")
             else:
                 v = uow.store.get_version(el.head_version_id)
+            if v is not None and not perm.may_see(version_classification(el, v)):
+                # written at a level above the element's current one: hidden like a missing one
+                raise NotFound(f"version {v.version_id} not found", version_id=v.version_id)
             self.log_read(
                 uow,
                 caller,
@@ -182,8 +192,12 @@ class ElementOps(ServiceCore):
     def element_history(self, caller: Caller, element_id: str) -> dict[str, Any]:
         """Every version of an element, oldest first (bodies omitted)."""
         with self._uow(readonly=True) as uow:
-            el, _ = self.visible_element(uow, caller, element_id)
-            versions = uow.store.list_versions(element_id)
+            el, perm = self.visible_element(uow, caller, element_id)
+            versions = [
+                v
+                for v in uow.store.list_versions(element_id)
+                if perm.may_see(version_classification(el, v))
+            ]
             self.log_read(uow, caller, "element.history", el.repo_key, element_id=element_id)
             uow.commit()
         return {

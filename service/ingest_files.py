@@ -158,11 +158,14 @@ class IngestFileOps(ElementOps):
             if el.retired:
                 self._reinstate(uow, run, el, at)
                 outcome = "reinstated"
+            lowered = self._reclassify(uow, run, el, a, at)
             if head_sha != a.content_sha256:
                 head_sha = self._add_version(uow, run, el, a, at).content_sha256
                 wrote = True
                 outcome = "changed" if outcome == "unchanged" else outcome
-            self._reclassify(uow, run, el, a, at)
+            elif lowered:  # the same content at the new level; earlier versions keep theirs
+                self._add_version(uow, run, el, a, at)
+                wrote = True
         heads[el.element_id] = (el, head_sha)
         if outcome in ("new", "reinstated", "renamed"):
             run.appeared.add((a.repository, a.path))
@@ -273,12 +276,27 @@ class IngestFileOps(ElementOps):
 
     def _reclassify(
         self, uow: UnitOfWork, run: IngestRun, el: Element, a: FileAction, at: datetime
-    ) -> None:
-        """Routing decides an ingested file's classification; follow it when it changes."""
+    ) -> bool:
+        """Routing decides an ingested file's classification; follow it when it changes.
+
+        The caller is cleared for both levels (``service.classification.above_clearance``
+        kept it out of the run otherwise). Lowering pins every earlier version at the old level
+        and returns True: the caller then writes the version at the new level."""
         wanted = _classification(a)
         if el.classification is wanted:
-            return
+            return False
+        lowered = wanted.rank < el.classification.rank
+        kept = (
+            uow.store.pin_version_classification(el.element_id, el.classification) if lowered else 0
+        )
         uow.store.set_classification(el.element_id, wanted.value, at)
+        payload: dict[str, Any] = {
+            "from": el.classification.value,
+            "to": wanted.value,
+            "rule": a.rule,
+        }
+        if lowered:
+            payload["versions_kept_at_from"] = kept
         self.event(
             uow,
             run.caller,
@@ -286,10 +304,11 @@ class IngestFileOps(ElementOps):
             "element.reclassified",
             at,
             element_id=el.element_id,
-            payload={"from": el.classification.value, "to": wanted.value, "rule": a.rule},
+            payload=payload,
         )
         el.classification = wanted
         run.tally.writes += 1
+        return lowered
 
     def _retire_file(
         self,

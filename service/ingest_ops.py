@@ -25,6 +25,7 @@ from typing import Any
 
 from domain.errors import InvalidArgument, NotFound, PermissionDenied
 from domain.permissions import Action
+from domain.values import Classification
 from ingest.explain import explain_routing
 from ingest.git_source import GitBacklogSource, GitSourceError
 from ingest.links import mirrored_after, resolve_links
@@ -35,6 +36,7 @@ from ingest.routing_model import RoutingConfig
 from ingest.run_report import RunTally
 from ingest.state import MirrorState
 from service.authz import Caller
+from service.classification import above_clearance
 from service.ingest_files import IngestRun, Progress
 from service.ingest_links import IngestLinkOps
 from service.views import iso
@@ -112,6 +114,7 @@ class IngestOps(IngestLinkOps):
             actions += state.vanished(plan)
         targets = {a.repository for a in actions if a.repository} - {key}
         refused = self._refused_repositories(caller, targets)
+        clearance = self._ingest_clearances(caller, {key, *targets} - set(refused))
         tally = RunTally()
         kept: list[FileAction] = []
         for action in actions:
@@ -119,6 +122,8 @@ class IngestOps(IngestLinkOps):
                 tally.skip(action.path, str(action.skip_code), action.skip_reason or "")
             elif action.repository in refused:
                 tally.skip(action.path, "forbidden", refused[action.repository])
+            elif (above := above_clearance(action, state, clearance)) is not None:
+                tally.skip(action.path, "above_clearance", above)
             else:
                 kept.append(action)
         where = mirrored_after(kept, state)
@@ -127,6 +132,16 @@ class IngestOps(IngestLinkOps):
         )
         run.paths = {k: f.element_id for k, f in state.files.items()}
         return run
+
+    def _ingest_clearances(
+        self, caller: Caller, repositories: set[str]
+    ) -> dict[str, Classification | None]:
+        """Repository → the highest classification the caller may ingest at there."""
+        with self._uow(readonly=True) as uow:
+            return {
+                repo: self.permission(uow, caller, repo).clearance_for(Action.INGEST)
+                for repo in sorted(repositories)
+            }
 
     def _refused_repositories(self, caller: Caller, repositories: set[str]) -> dict[str, str]:
         """Routed repositories the caller may not ingest into, with the reason (missing and

@@ -13,7 +13,7 @@ from typing import Any
 
 from domain.errors import NotFound
 from domain.permissions import Action
-from domain.values import Classification, RepoRef
+from domain.values import Classification, RepoRef, higher_classification
 from projection.selection import (
     CANONICAL,
     EVIDENCE,
@@ -60,7 +60,12 @@ def _selected(rows: Iterable[dict[str, Any]]) -> list[SelectedVersion]:
             element_id=r["element_id"],
             repository_key=r["repo_key"],
             source_kind=r["source_kind"],
-            classification=r["classification"],
+            classification=higher_classification(
+                Classification(r["classification"]),
+                Classification(r["version_classification"])
+                if r.get("version_classification")
+                else None,
+            ).value,
             retired=bool(r["retired"]),
         )
         for r in sorted(rows, key=lambda r: (r["element_id"], r["version_id"]))

@@ -11,7 +11,7 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from storage.db import make_engine
 
-SCHEMA_REVISION = "c3a9e1f04d27"
+SCHEMA_REVISION = "c1a55f1ed0a2"
 
 
 def database_revision(url: str) -> str | None:

@@ -120,6 +120,9 @@ element_versions = sa.Table(
     _col("erased_at", TS, nullable=True),
     _col("erased_by", PRINCIPAL, nullable=True),
     _col("erasure_reason", sa.String(2000), nullable=True),
+    # The level the version was written at when above its element's current one (NULL: follow
+    # the element): lowering an element never lowers what was written before.
+    _col("classification", sa.String(16), nullable=True),
     sa.UniqueConstraint("element_id", "seq"),
     sa.Index(None, "element_id", "recorded_at"),
 )

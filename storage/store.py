@@ -63,6 +63,7 @@ def version_row(v: ElementVersion) -> dict[str, Any]:
         "source_repo": p.source_repo,
         "commit_sha": p.commit_sha,
         "path": p.path,
+        "classification": v.classification.value if v.classification else None,
     }
 
 
@@ -102,6 +103,7 @@ def version_from_row(r: Row[Any]) -> ElementVersion:
         erased_at=r.erased_at,
         erased_by=r.erased_by,
         erasure_reason=r.erasure_reason,
+        classification=Classification(r.classification) if r.classification else None,
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from domain.values import SourceKind
+from domain.values import Classification, SourceKind, higher_classification
 from storage import schema as t
 
 INDEXED_SOURCE_KINDS = (SourceKind.CANONICAL.value, SourceKind.INGESTED_EVIDENCE.value)
@@ -47,12 +47,20 @@ _COLUMNS = (
     t.element_versions.c.recorded_at,
     t.elements.c.retired_at,
     t.element_versions.c.erased_at,
+    t.element_versions.c.classification.label("version_classification"),
 )
+
+
+def _higher(element_level: str, version_level: str | None) -> str:
+    """The level the index files a version under (see ``domain.model.version_classification``)."""
+    own = Classification(version_level) if version_level else None
+    return higher_classification(Classification(element_level), own).value
 
 
 def _indexable(r: Any) -> IndexableVersion:
     return IndexableVersion(
-        r.version_id, r.element_id, r.repo_key, r.source_kind, r.type_key, r.classification,
+        r.version_id, r.element_id, r.repo_key, r.source_kind, r.type_key,
+        _higher(r.classification, r.version_classification),
         r.title, r.body, dict(r.metadata or {}), r.recorded_at, r.retired_at,
         r.erased_at is not None,
     )  # fmt: skip

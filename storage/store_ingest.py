@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from domain.values import Classification
 from ingest.state import MirroredFile
 from storage import schema as t
 
@@ -202,6 +203,19 @@ class IngestStore:
                 for _, v in created
             ],
         )
+
+    def pin_version_classification(self, element_id: str, level: Classification) -> int:
+        """Keep every version of an element at ``level`` at least (before the element is
+        lowered below it); the number of versions pinned."""
+        v = t.element_versions.c
+        below = [c.value for c in Classification if c.rank < level.rank]
+        result = self.conn.execute(
+            t.element_versions.update()
+            .where(v.element_id == element_id)
+            .where(sa.or_(v.classification.is_(None), v.classification.in_(below)))
+            .values(classification=level.value)
+        )
+        return int(result.rowcount or 0)
 
     def set_classification(self, element_id: str, classification: str, at: datetime) -> None:
         """Re-classify an element (routing rules decide an ingested file's classification) and

@@ -40,6 +40,17 @@ def _readable(access: Access) -> ColumnElement[bool]:
     return sa.or_(*allowed) if allowed else sa.false()
 
 
+def _version_readable(access: Access) -> ColumnElement[bool]:
+    """Versions written at a level above their element's current one (kept when the element was
+    lowered) only for callers cleared for that level too."""
+    allowed = [
+        sa.and_(_E.repo_key == repo, _V.classification.in_(list(levels)))
+        for repo, levels in sorted(access.items())
+        if levels
+    ]
+    return sa.or_(_V.classification.is_(None), *allowed)
+
+
 def _retired(at: datetime | None) -> ColumnElement[bool]:
     """Whether the element was retired at ``at`` (now when None)."""
     if at is None:
@@ -52,7 +63,10 @@ def _retired(at: datetime | None) -> ColumnElement[bool]:
     )
 
 
-_SELECTED = (_V.version_id, _V.element_id, _E.repo_key, _E.source_kind, _E.classification)
+_SELECTED = (
+    *(_V.version_id, _V.element_id, _E.repo_key, _E.source_kind, _E.classification),
+    _V.classification.label("version_classification"),
+)
 
 
 def _batches(values: Sequence[str]) -> Iterator[list[str]]:
@@ -78,6 +92,7 @@ class ReadStore:
                     t.elements.join(t.element_versions, _V.version_id == _E.head_version_id)
                 )
                 .where(_readable(access), _E.source_kind == source_kind, _E.retired_at.is_(None))
+                .where(_version_readable(access))
             )
             return [dict(r._mapping) for r in self.conn.execute(q)]
         latest = (
@@ -94,7 +109,7 @@ class ReadStore:
                     latest, sa.and_(latest.c.element_id == _V.element_id, latest.c.seq == _V.seq)
                 ).join(t.elements, _E.element_id == _V.element_id)
             )
-            .where(~_retired(at))
+            .where(~_retired(at), _version_readable(access))
         )
         return [dict(r._mapping) for r in self.conn.execute(q)]
 
@@ -110,7 +125,7 @@ class ReadStore:
                     t.elements, _E.element_id == p.element_id
                 )
             )
-            .where(p.baseline_id == baseline_id, _readable(access))
+            .where(p.baseline_id == baseline_id, _readable(access), _version_readable(access))
         )
         return [dict(r._mapping) for r in self.conn.execute(q)]
 
@@ -126,6 +141,7 @@ class ReadStore:
                 .where(
                     _V.version_id.in_(batch),
                     _readable(access),
+                    _version_readable(access),
                     _E.source_kind.in_(READABLE_KINDS),
                 )
             )

@@ -76,3 +76,38 @@ def test_an_ingestor_only_caller_cannot_tell_existing_elements_from_missing_ones
         assert seen[0] == unseen[0] == "NOT_FOUND"
         assert seen[1].replace(existing, "X") == unseen[1].replace(missing, "X")
         assert world.repo not in seen[1]
+
+
+@pytest.mark.parametrize("surface", SURFACES)
+def test_a_version_written_restricted_stays_restricted_after_routing_lowers_it(
+    surface: str, world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16 item 2: ingest under a restricted routing default, re-ingest with the default
+    lowered to public: a public reader reads the new public version, never the restricted one."""
+    from ingest.plan import element_id_for
+    from tests.integration.ingest.conftest import GitRepo
+
+    without_ameide_env(monkeypatch)
+    svc = world.svc
+    ingestor = Caller(f"service:ing-{secrets.token_hex(4)}", purpose="mirror")
+    public = Caller(f"user:public-{secrets.token_hex(4)}", purpose="probe")
+    svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo, "restricted")
+    svc.grant(world.admin, public.principal_id, "reader", world.repo, "public")
+    git = GitRepo(tmp_path / "backlog")
+    git.write("plan.md", "# Plan\n\nsecret acquisition plan\n")
+    git.commit("plan")
+    rules = {}
+    for level in ("restricted", "public"):
+        rules[level] = tmp_path / f"{level}.yaml"
+        rules[level].write_text(f"defaults: {{classification: {level}}}\n", "utf-8")
+    svc.ingest_backlog(ingestor, str(git.root), world.repo, routing=rules["restricted"])
+    el = element_id_for(world.repo, str(git.root.resolve()), "plan.md")
+    v1 = svc.get_element(world.admin, el)["version"]["version_id"]
+    svc.ingest_backlog(ingestor, str(git.root), world.repo, routing=rules["public"], full_scan=True)
+    with open_driver(surface, world, world.admin, tmp_path / "scratch") as driver:
+        _enrol(driver, world, public)
+        head = driver.get_element(public, el)
+        assert head["version"]["version_id"] != v1
+        code, message = _code_of(driver.get_element, public, el, v1)
+        assert code == "NOT_FOUND"
+        assert "acquisition" not in message
