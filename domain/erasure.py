@@ -16,6 +16,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from domain.model import ERASED_TITLE
+
+ERASED_QUERY = "[erased]"
+"""A stored context's query once content it found was erased (the query is often as telling
+as what it found); such a context cannot be replayed."""
+
 
 def erased_note(erased_at: datetime) -> str:
     """What a read shows instead of an erased version's content."""
@@ -46,8 +52,27 @@ def redact_stored_context(
             block = block.replace(old, new)
         if new != old:
             item.update(content=new, erased=True)
+        if version_id in notes and item.get("title") not in (None, ERASED_TITLE):
+            block = _erase_title(block, version_id, str(item["title"]))
+            item["title"] = ERASED_TITLE
     out["context_block"] = block
     return out
+
+
+def _erase_title(block: str, version_id: str, title: str) -> str:
+    """The block with the title in the item's entry line (``[n] title (kind, version_id)``,
+    found by its version id) replaced by the erased marker."""
+    tail = f", {version_id})\n"
+    end = block.find(tail)
+    if end < 0:
+        return block
+    start = block.rfind("\n", 0, end) + 1
+    line = block[start:end]
+    marker = line.find("] ")
+    opening = line.rfind(" (")
+    if marker < 0 or opening < marker + 1:
+        return block  # not laid out as an entry line: the title is not in it
+    return block[: start + marker + 2] + ERASED_TITLE + block[start + opening :]
 
 
 def _needs_redaction(item: Mapping[str, Any], notes: Mapping[str, str]) -> bool:

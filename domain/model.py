@@ -24,6 +24,8 @@ from domain.values import (
 
 ERASED_BODY = "[erased]"
 """What an erased version's body becomes (the tombstone)."""
+ERASED_TITLE = "[erased]"
+"""What an erased version's title becomes: a title is often as telling as the body."""
 
 GOVERNANCE_PREFIX = "ameide:curation."
 TARGETS_VERSION = "ameide:curation.targets_version"
@@ -106,11 +108,17 @@ class ElementVersion:
         return self.erased_at is not None
 
     def erase(self, at: datetime, by: str, reason: str) -> ElementVersion:
-        """The tombstone: ids, hash and seq stay; the body and metadata are gone."""
+        """The tombstone: ids, hash and seq stay; the title, body and metadata are gone."""
         if self.erased:
             raise FailedPrecondition(f"version {self.version_id} is already erased")
         return replace(
-            self, body=ERASED_BODY, metadata={}, erased_at=at, erased_by=by, erasure_reason=reason
+            self,
+            title=ERASED_TITLE,
+            body=ERASED_BODY,
+            metadata={},
+            erased_at=at,
+            erased_by=by,
+            erasure_reason=reason,
         )
 
 

@@ -112,6 +112,13 @@ class Erasure(View):
     erased_at: str | None
     erased_by: str | None
     reason: str | None
+    # the erase report, in the answer to erase_version only
+    copies_erased: int | None = None
+    derived_erased: int | None = None
+    proposals_redacted: int | None = None
+    proposals_withdrawn: int | None = None
+    read_contexts_redacted: int | None = None
+    not_erased: list[str] | None = None
 
 
 class Version(View):

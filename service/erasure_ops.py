@@ -25,13 +25,15 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from domain.erasure import erased_note, redact_stored_context
+from domain.erasure import ERASED_QUERY, erased_note, redact_stored_context
 from domain.errors import LegalHoldActive
 from domain.model import ElementVersion
 from domain.permissions import Action
 from domain.values import MAX_RATIONALE_CHARS, validate_text
+from ingest.git_source import is_git_url
 from service.authz import Caller
 from service.core import ServiceCore, UnitOfWork
+from service.erasure_reach import Reach, reach
 from service.views import version_view
 
 
@@ -60,8 +62,20 @@ class ErasureOps(ServiceCore):
             ]
             for erased in (tomb, *copies):
                 uow.store.save_erasure(erased)
-            uow.store.replace_chunk_rows([x.version_id for x in (tomb, *copies)], [])
-            redacted = self._redact_contexts(uow, el.repo_key, [tomb, *copies], at)
+            derived = reach(
+                uow.store, el.repo_key, [tomb, *copies], v.body, at, caller.principal_id, reason
+            )
+            gone = [tomb, *copies, *derived.versions]
+            uow.store.replace_chunk_rows([x.version_id for x in gone], [])
+            redacted = self._redact_contexts(uow, el.repo_key, gone, at)
+            report = {
+                "copies_erased": len(copies),
+                "derived_erased": len(derived.versions),
+                "proposals_redacted": len(derived.proposals),
+                "proposals_withdrawn": len(derived.withdrawn),
+                "read_contexts_redacted": redacted,
+                "not_erased": not_erased(v),
+            }
             self.event(
                 uow,
                 caller,
@@ -74,12 +88,54 @@ class ErasureOps(ServiceCore):
                     "reason": reason,
                     "content_sha256": v.content_sha256,
                     "copies_erased": [x.version_id for x in copies],
+                    "derived_erased": [x.version_id for x in derived.versions],
+                    "proposals_redacted": [p.proposal_id for p in derived.proposals],
+                    "proposals_withdrawn": derived.withdrawn,
                     "read_contexts_redacted": redacted,
                 },
             )
             self._audit_copies(uow, caller, el.repo_key, copies, version_id, reason, at)
+            self._audit_derived(uow, caller, el.repo_key, derived, version_id, reason, at)
             uow.commit()
-        return version_view(tomb)
+        view = version_view(tomb)
+        view["erasure"] = {**view["erasure"], **report}
+        return view
+
+    def _audit_derived(
+        self,
+        uow: UnitOfWork,
+        caller: Caller,
+        repo_key: str,
+        derived: Reach,
+        original_id: str,
+        reason: str,
+        at: datetime,
+    ) -> None:
+        """A ``version.erased`` event per derived version and a ``proposal.withdrawn`` event
+        per proposal the erasure closed."""
+        owners = {p.element_id: p.proposal_id for p in derived.proposals}
+        for x in derived.versions:
+            self.event(
+                uow,
+                caller,
+                repo_key,
+                "version.erased",
+                at,
+                element_id=x.element_id,
+                version_id=x.version_id,
+                proposal_id=owners.get(x.element_id),
+                payload={"reason": reason, "derived_from": original_id},
+            )
+        for proposal_id in derived.withdrawn:
+            self.event(
+                uow,
+                caller,
+                repo_key,
+                "proposal.withdrawn",
+                at,
+                proposal_id=proposal_id,
+                payload={"rationale": f"its content was erased ({original_id})"},
+            )
 
     def _audit_copies(
         self,
@@ -125,8 +181,32 @@ class ErasureOps(ServiceCore):
                 redacted = redact_stored_context(response, notes)
                 if redacted is not None:
                     uow.store.replace_read_context_response(context_id, redacted)
+                    uow.store.erase_read_context_query(context_id, ERASED_QUERY)
                     changed += 1
         return changed
+
+
+def not_erased(v: ElementVersion) -> list[str]:
+    """Where the text may still live that memory cannot erase (said in the erase report)."""
+    out = []
+    p = v.provenance
+    if p.source_repo:
+        out.append(
+            f"the git source {p.source_repo} (commit {p.commit_sha or '?'}, {p.path or '?'}): "
+            "its history still holds the file; rewrite it there (e.g. git filter-repo) if the "
+            "text must go, or the next full-scan ingest may bring it back"
+        )
+        if is_git_url(p.source_repo):
+            out.append(
+                "the home's mirrored clone of that source (HOME/sources/): after the source is "
+                "rewritten, delete that clone (it is re-cloned on the next ingest) or run "
+                "'git reflog expire --expire=now --all && git gc --prune=now' in it"
+            )
+    out.append(
+        "other repositories, free text (rationales, relationship metadata) and backups taken "
+        "before now: erase or purge them separately"
+    )
+    return out
 
 
 CONTEXT_BATCH = 200

@@ -11,8 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from domain.erasure import erased_note, redact_stored_context
-from domain.errors import AmeideError, InvalidArgument, NotFound
+from domain.erasure import ERASED_QUERY, erased_note, redact_stored_context
+from domain.errors import AmeideError, FailedPrecondition, InvalidArgument, NotFound
 from domain.permissions import Action
 from domain.values import new_id, validate_id, validate_instant
 from projection import contexts
@@ -159,6 +159,12 @@ class ReadOps(EvalOps):
         with self._uow(readonly=True) as uow:
             row = self._stored(uow, caller, context_id)
         stored = row["response"]
+        if row["request"].get("query") == ERASED_QUERY:
+            raise FailedPrecondition(
+                f"context {context_id} cannot be replayed: content it returned was erased, "
+                "and its query with it",
+                context_id=context_id,
+            )
         req = parse_request(row["request"])
         if as_recorded:
             at = datetime.fromisoformat(

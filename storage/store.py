@@ -331,6 +331,7 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
             t.element_versions.update()
             .where(t.element_versions.c.version_id == v.version_id)
             .values(
+                title=v.title,
                 body=v.body,
                 metadata=v.metadata,
                 erased_at=v.erased_at,

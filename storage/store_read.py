@@ -284,6 +284,18 @@ class ReadStore:
             out.update((r.context_id, r.response) for r in self.conn.execute(q.with_for_update()))
         return out
 
+    def erase_read_context_query(self, context_id: str, marker: str) -> None:
+        """Replace a stored request's query text (it found erased content, and a query often
+        says as much as the text it found)."""
+        c = t.read_contexts.c
+        row = self.conn.execute(sa.select(c.request).where(c.context_id == context_id)).first()
+        if row is None or not isinstance(row.request, dict) or not row.request.get("query"):
+            return
+        request = {**row.request, "query": marker}
+        self.conn.execute(
+            t.read_contexts.update().where(c.context_id == context_id).values(request=request)
+        )
+
     def replace_read_context_response(self, context_id: str, response: dict[str, Any]) -> None:
         """Rewrite a stored response: only erasure does this, to take erased text out of it."""
         self.conn.execute(

@@ -1,7 +1,8 @@
 from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
@@ -49,14 +50,26 @@ class Element(_message.Message):
     def __init__(self, element_id: _Optional[str] = ..., repository_id: _Optional[str] = ..., element_kind: _Optional[str] = ..., type_key: _Optional[str] = ..., source_kind: _Optional[str] = ..., classification: _Optional[str] = ..., created_at: _Optional[str] = ..., created_by: _Optional[str] = ..., head_version_id: _Optional[str] = ..., retired_at: _Optional[str] = ..., retired_at_as_of: _Optional[bool] = ...) -> None: ...
 
 class Erasure(_message.Message):
-    __slots__ = ("erased_at", "erased_by", "reason")
+    __slots__ = ("erased_at", "erased_by", "reason", "copies_erased", "derived_erased", "proposals_redacted", "proposals_withdrawn", "read_contexts_redacted", "not_erased")
     ERASED_AT_FIELD_NUMBER: _ClassVar[int]
     ERASED_BY_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    COPIES_ERASED_FIELD_NUMBER: _ClassVar[int]
+    DERIVED_ERASED_FIELD_NUMBER: _ClassVar[int]
+    PROPOSALS_REDACTED_FIELD_NUMBER: _ClassVar[int]
+    PROPOSALS_WITHDRAWN_FIELD_NUMBER: _ClassVar[int]
+    READ_CONTEXTS_REDACTED_FIELD_NUMBER: _ClassVar[int]
+    NOT_ERASED_FIELD_NUMBER: _ClassVar[int]
     erased_at: str
     erased_by: str
     reason: str
-    def __init__(self, erased_at: _Optional[str] = ..., erased_by: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    copies_erased: int
+    derived_erased: int
+    proposals_redacted: int
+    proposals_withdrawn: int
+    read_contexts_redacted: int
+    not_erased: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, erased_at: _Optional[str] = ..., erased_by: _Optional[str] = ..., reason: _Optional[str] = ..., copies_erased: _Optional[int] = ..., derived_erased: _Optional[int] = ..., proposals_redacted: _Optional[int] = ..., proposals_withdrawn: _Optional[int] = ..., read_contexts_redacted: _Optional[int] = ..., not_erased: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Version(_message.Message):
     __slots__ = ("version_id", "element_id", "seq", "parent_version_id", "title", "metadata", "content_sha256", "recorded_at", "provenance", "erased", "erasure", "body")

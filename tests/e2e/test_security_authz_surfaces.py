@@ -111,3 +111,30 @@ def test_a_version_written_restricted_stays_restricted_after_routing_lowers_it(
         code, message = _code_of(driver.get_element, public, el, v1)
         assert code == "NOT_FOUND"
         assert "acquisition" not in message
+
+
+@pytest.mark.parametrize("surface", SURFACES)
+def test_erased_text_is_gone_from_a_rebased_proposal_on_every_surface(
+    surface: str, world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16 item 3: a proposal pinned to an erased version, then rebased, kept the text."""
+    without_ameide_env(monkeypatch)
+    svc = world.svc
+    secret = "# Contacts\n\nCall Mallory Quince on +44 20 7946 0958.\n"
+    el, v1 = world.canonical("Contacts", secret)
+    first = svc.propose(
+        world.agent, world.repo, body=secret + "\nAnd the backup line.\n",
+        summary="Mallory Quince backup", element_id=el, target_version_id=v1,
+    )  # fmt: skip
+    other = svc.propose(
+        world.agent, world.repo, body="# Contacts\n\nAsk the desk.\n", summary="simplify",
+        element_id=el, target_version_id=v1,
+    )  # fmt: skip
+    svc.accept(world.curator, other["proposal_id"])
+    rebased = svc.rebase(world.agent, first["proposal_id"])["proposal_id"]
+    svc.erase_version(world.admin, v1, "gdpr")
+    with open_driver(surface, world, world.admin, tmp_path / "scratch") as driver:
+        for proposal_id in (first["proposal_id"], rebased):
+            shown = driver.show_proposal(world.curator, proposal_id)
+            assert "Mallory" not in str(shown)
+            assert "7946" not in str(shown)

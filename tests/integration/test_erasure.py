@@ -41,6 +41,14 @@ def _stored(w: World, context_id: str) -> dict:
     return dict(row.response)
 
 
+def _stored_request(w: World, context_id: str) -> dict:
+    with w.app.engine.connect() as conn:
+        row = conn.execute(
+            sa.select(t.read_contexts.c.request).where(t.read_contexts.c.context_id == context_id)
+        ).one()
+    return dict(row.request)
+
+
 def _citations(response: dict) -> list[dict]:
     return [c for item in response["items"] for c in item["citations"]]
 
@@ -132,11 +140,12 @@ def test_a_stored_context_keeps_its_citations_but_not_the_erased_text(any_world:
     assert verdict["all_valid"]
     assert verdict["valid"] == len(_citations(out)) > 0
 
-    replay = svc.replay(w.agent, out["context_id"])
-    assert not replay["identical"]
-    named = [d for d in replay["differences"] if d.get("before_version_id") == accepted_v]
-    assert [d["change"] for d in named] == ["removed"]  # no search finds it any more
-    assert MARKER not in json.dumps(_stored(w, replay["replay_context_id"]))
+    # The query that found the erased text is erased with it (issue #16 item 13): the context
+    # can no longer be replayed, and says why.
+    request_row = _stored_request(w, out["context_id"])
+    assert request_row["query"] == "[erased]"
+    with pytest.raises(FailedPrecondition, match="erased"):
+        svc.replay(w.agent, out["context_id"])
     assert svc.verify_audit(w.auditor, w.repo)["ok"] is True
 
 

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from domain.erasure import erased_note, redact_stored_context
+from domain.model import ERASED_TITLE
 from projection.packaging import ItemSource, choose_pieces, pack
 
 AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -70,7 +71,9 @@ def test_the_erased_items_text_leaves_the_item_and_the_block_and_nothing_else_ch
     assert second == stored["items"][1]
     assert (
         out["context_block"]
-        == response([replace(SOURCES[0], note=NOTE), SOURCES[1]])["context_block"]
+        == response([replace(SOURCES[0], note=NOTE, title=ERASED_TITLE), SOURCES[1]])[
+            "context_block"
+        ]
     )
     assert "zorblax" in json.dumps(stored)  # the input is left as it was
 
@@ -107,7 +110,12 @@ def test_redacting_equals_packing_the_erased_items_as_notes(entries, data):
     erased = data.draw(st.sets(st.sampled_from([s.version_id for s in sources] or ["ver_0"])))
     out = redact_stored_context(stored, dict.fromkeys(erased, NOTE))
     shown = {i["version_id"] for i in stored["items"]}
-    expected = response([replace(s, note=NOTE) if s.version_id in erased else s for s in sources])
+    expected = response(
+        [
+            replace(s, note=NOTE, title=ERASED_TITLE) if s.version_id in erased else s
+            for s in sources
+        ]
+    )
     if not erased & shown:
         assert out is None
         return
