@@ -10,6 +10,19 @@ direct element read (``get_element``) that disagrees with the model.
 The model is written from product.md, not from ``domain.permissions``: what a principal may
 read in a repository is capped by the highest clearance among its grants *whose role allows
 reading*; ``ingestor`` allows no reading, so its clearance never counts for reads.
+
+Three side paths of issue #16 are part of the corpus and of every case:
+
+- **reclassification**: a file ingested (for real, from a git repository) under a restricted
+  routing default, then changed and re-ingested with the default lowered to public: the element
+  is public, its first version stays restricted — at ``as_of`` instants when it was the head
+  too, and when read directly by version id;
+- **erasure of derived proposals**: a canonical version, a proposal pinned to it that quotes it,
+  the rebase of that proposal, then the version erased: its text never shows to anyone, through
+  reads or the proposals' own elements;
+- **cross-tenant statistics**: some cases add a document holding the query words to another
+  tenant that no generated principal can read, and the same read must then return the same
+  items with the same scores.
 """
 
 from __future__ import annotations
@@ -64,6 +77,17 @@ class Corpus:
     repos: list[str]
     docs: list[Doc] = field(default_factory=list)
     t_mid: datetime | None = None
+    lowered: Doc | None = None
+    """The element lowered from restricted to public by routing (its ``secret`` is the first,
+    restricted version's word; the current version does not hold it)."""
+    lowered_v1: str = ""
+    erased_secret: str = "erasedzq"
+    derived_elements: list[str] = field(default_factory=list)
+    """Proposal body elements derived from the erased version."""
+    other_repo: str = ""
+    """A repository of another tenant no generated principal is granted anything in."""
+    t_restricted: datetime | None = None
+    """An instant at which the lowered element's head was its restricted first version."""
 
     def read_clearance(self, grants: Grants) -> dict[str, int]:
         """Repository → read clearance rank, from the grants whose role allows reading."""
@@ -83,6 +107,16 @@ class Corpus:
             if d.repo in cleared and LEVELS.index(d.classification) <= cleared[d.repo]
         }
 
+    def secrets_hidden(self, grants: Grants) -> set[str]:
+        """Words a principal holding ``grants`` must never see: the erased text always, and
+        the lowered element's restricted first version unless cleared for restricted there."""
+        out = {self.erased_secret}
+        if self.lowered is not None:
+            cleared = self.read_clearance(grants).get(self.lowered.repo, -1)
+            if cleared < LEVELS.index("restricted"):
+                out.add(self.lowered.secret)
+        return out
+
 
 @dataclass(frozen=True)
 class Case:
@@ -96,6 +130,7 @@ class Case:
     max_items: int = 5
     query: str = QUERIES[0]
     probe: int = 0  # the document read directly with get_element
+    stats_probe: bool = False  # add a forbidden document elsewhere; the read must not change
 
 
 def _body(title: str, secret: str, n: int) -> str:
@@ -133,11 +168,80 @@ def build_corpus(app: App) -> Corpus:
             svc.add_relationship(
                 CURATOR, a.element_id, b.element_id, kind="REFERENCE", type_key="ameide:cites"
             )
+    _lowered_by_routing(c)
+    _erased_with_derived_proposals(c)
     for repo in c.repos[:2]:
         baseline = svc.create_baseline(PUBLISHER, repo)["baseline_id"]
         svc.promote(PUBLISHER, baseline, repo, "first")
     c.t_mid = svc.clock.now()
+    c.other_repo = f"other{secrets.token_hex(3)}/eng/r"
+    svc.create_repository(ADMIN, c.other_repo)
     return c
+
+
+def _lowered_by_routing(c: Corpus) -> None:
+    """Ingest a real git repository into repos[1] as restricted, then change the file and
+    lower the routing default to public (a full-scan re-ingest)."""
+    import subprocess
+    import tempfile
+    import time
+    from pathlib import Path
+
+    svc = c.app.service
+    ingestor = Caller("service:trim-ingest", purpose="setup")
+    svc.grant(ADMIN, ingestor.principal_id, "ingestor", c.repos[1], "restricted")
+    src = Path(tempfile.mkdtemp(prefix="trim-src-"))
+    git = ["git", "-C", str(src), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(src)], check=True)
+    rules = {}
+    for level in ("restricted", "public"):
+        rules[level] = src.parent / f"{src.name}-{level}.yaml"
+        rules[level].write_text(f"defaults: {{classification: {level}}}\n", "utf-8")
+    (src / "plan.md").write_text(_body("Plan", "loweredq", 90), "utf-8")
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "plan"], check=True)
+    svc.ingest_backlog(ingestor, str(src), c.repos[1], routing=rules["restricted"])
+    report = svc.ingest_status(ADMIN, c.repos[1])
+    assert report["sources"], "the lowered document was not ingested"
+    from ingest.plan import element_id_for
+
+    element_id = element_id_for(c.repos[1], str(src.resolve()), "plan.md")
+    c.lowered_v1 = svc.get_element(ADMIN, element_id)["version"]["version_id"]
+    time.sleep(0.002)
+    c.t_restricted = svc.clock.now()
+    time.sleep(0.002)
+    (src / "plan.md").write_text(_body("Plan", "publicplanq", 91), "utf-8")
+    subprocess.run([*git, "commit", "-qam", "plan, public now"], check=True)
+    svc.ingest_backlog(ingestor, str(src), c.repos[1], routing=rules["public"], full_scan=True)
+    c.lowered = Doc(c.repos[1], element_id, "public", "loweredq")
+    c.docs.append(Doc(c.repos[1], element_id, "public", "publicplanq"))
+
+
+def _erased_with_derived_proposals(c: Corpus) -> None:
+    """A canonical version in repos[0], a proposal quoting it, that proposal rebased, then
+    the version erased."""
+    svc = c.app.service
+    agent = Caller("agent:trim-agent", purpose="setup")
+    svc.grant(ADMIN, agent.principal_id, "agent", c.repos[0], "restricted")
+    text = _body("Erased", c.erased_secret, 95)
+    out = svc.create_element(CURATOR, c.repos[0], title="Erased doc", body=text)
+    el, v1 = out["element"]["element_id"], out["version"]["version_id"]
+    first = svc.propose(
+        agent, c.repos[0], body=text + "\nOne more line.\n", summary="more",
+        element_id=el, target_version_id=v1,
+    )  # fmt: skip
+    other = svc.propose(
+        agent, c.repos[0], body="# Erased\n\nzebra crossing, rewritten.\n", summary="rewrite",
+        element_id=el, target_version_id=v1,
+    )  # fmt: skip
+    svc.accept(CURATOR, other["proposal_id"])
+    rebased = svc.rebase(agent, first["proposal_id"])
+    svc.erase_version(ADMIN, v1, "property test")
+    c.derived_elements = [
+        svc.proposal_show(CURATOR, p)["proposal_element_id"]
+        for p in (first["proposal_id"], rebased["proposal_id"])
+    ]
+    c.docs.append(Doc(c.repos[0], el, "internal", "rewrittenq-none"))
 
 
 def random_case(rng: random.Random, n_docs: int) -> Case:
@@ -154,6 +258,7 @@ def random_case(rng: random.Random, n_docs: int) -> Case:
         max_items=rng.randint(1, 12),
         query=rng.choice(QUERIES),
         probe=rng.randrange(n_docs),
+        stats_probe=rng.random() < 0.05,
     )
 
 
@@ -167,6 +272,7 @@ def run_case(c: Corpus, case: Case) -> list[str]:
     cleared = c.read_clearance(case.grants)
     problems: list[str] = []
 
+    never = c.secrets_hidden(case.grants)
     probe = c.docs[case.probe % len(c.docs)]
     try:
         shown = svc.get_element(caller, probe.element_id)["element"]["element_id"]
@@ -178,6 +284,7 @@ def run_case(c: Corpus, case: Case) -> list[str]:
     else:
         if shown not in readable:
             problems.append(f"get_element returned unreadable {shown}")
+    problems += _side_paths(c, caller, never)
 
     req = request(
         c.repos[0],
@@ -199,7 +306,20 @@ def run_case(c: Corpus, case: Case) -> list[str]:
         return problems
     if not may_read:
         problems.append("read_context answered a caller who may read nothing in scope")
+    if case.stats_probe:
+        # a document the caller can never read, holding every query word, in another tenant
+        words = " ".join(q.replace("title:", "") for q in QUERIES)
+        # Whoosh names new segments with the global ``random``, which Hypothesis seeds the same
+        # for every example: reseed it, or two examples' segments would get the same name.
+        random.seed(secrets.randbits(64))
+        add_evidence(c.app, c.other_repo, f"s{secrets.token_hex(4)}.md", f"# {words}\n\n{words}\n")
+        again = svc.read_context(caller, req)
+        if _ranked(again) != _ranked(out):
+            problems.append("a forbidden document in another tenant changed scores or order")
     text = json.dumps({**out, "trace": {**out["trace"], "query_rewrite": None}})
+    for word in never:
+        if word in text:
+            problems.append(f"hidden text {word} shown by read_context")
     hidden = [d for d in c.docs if d.element_id not in readable]
     for d in hidden:
         for leaked in (d.secret, d.element_id):
@@ -215,6 +335,38 @@ def run_case(c: Corpus, case: Case) -> list[str]:
     return sorted(set(problems))
 
 
+def _ranked(out: dict[str, Any]) -> list[tuple[str, str, float]]:
+    return [(i["element_id"], i["version_id"], i["score"]) for i in out["items"]]
+
+
+def _side_paths(c: Corpus, caller: Caller, never: set[str]) -> list[str]:
+    """Reads of the reclassified version, of the element at the instant it was restricted, and
+    of the erased version's derived proposals: none may show what ``never`` holds."""
+    svc = c.app.service
+    problems: list[str] = []
+    reads = []
+    if c.lowered is not None:
+        el = c.lowered.element_id
+        reads.append(lambda: svc.get_element(caller, el, version_id=c.lowered_v1))
+        reads.append(lambda: svc.get_element(caller, el, as_of=c.t_restricted))
+        reads.append(lambda: svc.get_version(caller, c.lowered_v1))
+        reads.append(lambda: svc.element_history(caller, el))
+    for derived in c.derived_elements:
+        reads.append(lambda derived=derived: svc.get_element(caller, derived))
+        reads.append(lambda derived=derived: svc.element_history(caller, derived))
+    for read in reads:
+        try:
+            text = json.dumps(read())
+        except AmeideError as exc:
+            if exc.code != "NOT_FOUND":
+                problems.append(f"a side-path read answered {exc.code}, not NOT_FOUND")
+            continue
+        problems += [
+            f"hidden text {word} shown by a side-path read" for word in never if word in text
+        ]
+    return problems
+
+
 def describe(case: Case) -> dict[str, Any]:
     """A case as JSON (for reports of violations)."""
     return {
@@ -226,4 +378,5 @@ def describe(case: Case) -> dict[str, Any]:
         "max_items": case.max_items,
         "query": case.query,
         "probe": case.probe,
+        "stats_probe": case.stats_probe,
     }

@@ -71,7 +71,8 @@ role_grants = st.lists(
         hops=st.integers(min_value=0, max_value=2),
         max_items=st.integers(min_value=1, max_value=12),
         query=st.sampled_from(QUERIES),
-        probe=st.integers(min_value=0, max_value=23),
+        probe=st.integers(min_value=0, max_value=25),
+        stats_probe=st.booleans(),
     )
 )
 def test_nothing_unreadable_ever_shows(corpus: Corpus, case: Case) -> None:
