@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from ingest import lifecycle
 from ingest.front_matter import FrontMatter, FrontMatterError, JsonValue
 from ingest.markdown import (
     ContentError,
@@ -172,6 +173,8 @@ def _document(
     (never for redacted text, whose links and headings must come from the masked text)."""
     links, found_headings = derived or (tuple(extract_links(path, content)), headings(content))
     metadata = front.to_metadata()
+    stated = lifecycle.derive(front.model_dump(exclude_unset=True), content).metadata()
+    metadata.update(stated)  # type: ignore[arg-type]
     own_tags = front.tags or []
     tags = tuple(dict.fromkeys([*own_tags, *decision.tags]))
     if tags:

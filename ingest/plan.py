@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ingest import pii
+from ingest import lifecycle, pii
 from ingest.document import PreparedDocument, Skip, SkipCode, prepare_document
+from ingest.front_matter import JsonValue
 from ingest.markdown import LinkRef
 from ingest.paths import glob_match, unsafe_path_reason
 from ingest.plan_model import (
@@ -114,6 +115,7 @@ class _Planner:
             if progress is not None:
                 progress(done, len(changes))
         actions = [self._with_links(a) for a in sorted(actions, key=_order)]
+        actions = _mark_superseded(actions, self.ingestible)
         return IngestPlan(
             source_repo=self.source.source_repo,
             repository=str(self.router.default_repository),
@@ -264,6 +266,35 @@ class _Planner:
             target = hit or (ref.candidates[0] if ref.candidates else None)
             links.append(LinkCandidate(ref.raw, ref.kind, target, hit is not None))
         return action.with_links(tuple(links))
+
+
+def _mark_superseded(actions: list[FileAction], paths: set[str]) -> list[FileAction]:
+    """Mark the documents that other documents of this run say they supersede."""
+    statements = {
+        a.path: (
+            tuple(str(r) for r in _refs(a.metadata.get("supersedes_refs"))),
+            tuple(str(r) for r in _refs(a.metadata.get("superseded_by_refs"))),
+        )
+        for a in actions
+        if a.body is not None
+    }
+    marked = lifecycle.superseded_by_others(statements, paths)
+    if not marked:
+        return actions
+    out = []
+    for a in actions:
+        evidence = marked.get(a.path)
+        if a.body is not None and evidence and not a.metadata.get("superseded"):
+            stated: dict[str, JsonValue] = {"state": lifecycle.SUPERSEDED, "evidence": evidence}
+            metadata: dict[str, JsonValue] = {**a.metadata, "superseded": True}
+            metadata["lifecycle"] = stated
+            a = replace(a, metadata=metadata)
+        out.append(a)
+    return out
+
+
+def _refs(value: object) -> list[object]:
+    return list(value) if isinstance(value, list | tuple) else []
 
 
 def masked_path(path: str, mask: str) -> str:

@@ -16,7 +16,12 @@ each term a value in [0, 1] (hops for graph distance) times a configurable weigh
 - *superseded* is the relevance again for superseded content: it scores
   ``relevance * (1 - superseded weight)`` — with the default, half — so it falls below its
   replacement whenever that matches at least half as well, yet stays above content that hardly
-  matches (demoted, not buried).
+  matches (demoted, not buried). The demotion depends on what the question asks
+  (:meth:`RankingWeights.for_query`): a question about the *current* state ("what is the
+  current…", "should we still use…", "latest", "today") uses the stronger
+  ``superseded_current`` weight, because a replaced page is then the wrong answer; any other
+  question keeps the gentle one, because a superseded page often still holds the fullest
+  rationale or definition.
 - *retired*, *graph distance* and *duplicate* (similarity to the item it copies, below the
   collapse threshold) demote by a fixed amount.
 - A collapsed group of mirrors is one answer: its representative is ranked with the best
@@ -49,8 +54,10 @@ class RankingWeights:
     recency: float = 0.05
     recency_half_life_days: float = 365.0
     graph_distance: float = 0.15
-    # Superseded content counts (1 - superseded) of its relevance: half by default.
+    # Superseded content counts (1 - superseded) of its relevance: half by default, and
+    # (1 - superseded_current) when the question asks for the current state (see for_query).
     superseded: float = 0.5
+    superseded_current: float = 0.85
     retired: float = 0.4
     duplicate: float = 0.5
     expansion_decay: float = 0.5
@@ -72,15 +79,54 @@ class RankingWeights:
                 raise ValueError(f"ranking weight {name} must be a finite number >= 0")
             parsed[name] = float(value)
         weights = replace(cls(), **parsed)
-        if max(weights.chunk_share, weights.expansion_decay, weights.superseded) > 1:
-            raise ValueError("chunk_share, expansion_decay and superseded must be within [0, 1]")
+        bounded = (
+            weights.chunk_share,
+            weights.expansion_decay,
+            weights.superseded,
+            weights.superseded_current,
+        )
+        if max(bounded) > 1:
+            raise ValueError(
+                "chunk_share, expansion_decay, superseded and superseded_current must be within "
+                "[0, 1]"
+            )
         if weights.recency_half_life_days <= 0:
             raise ValueError("recency_half_life_days must be positive")
         return weights
 
+    def for_query(self, query: str | None) -> RankingWeights:
+        """The weights for one question: ``superseded_current`` replaces ``superseded`` when
+        the question asks for the current state (:func:`asks_for_current`)."""
+        if query and asks_for_current(query):
+            return replace(self, superseded=self.superseded_current)
+        return self
+
     def as_dict(self) -> dict[str, float]:
         """The weights by name."""
         return {f.name: float(getattr(self, f.name)) for f in fields(self)}
+
+
+_CURRENT_WORDS = frozenset(
+    {
+        "now", "today", "current", "currently", "latest", "newest", "still", "nowadays",
+        "recommended", "authoritative", "canonical", "supported", "active", "replaced",
+        "replacement", "instead", "deprecated", "superseded", "obsolete", "valid",
+    }
+)  # fmt: skip
+_CURRENT_PHRASES = (
+    "up to date", "up-to-date", "these days", "in use", "in force", "should i use",
+    "should we use", "should i follow", "should we follow", "which version", "what replaced",
+)  # fmt: skip
+
+
+def asks_for_current(query: str) -> bool:
+    """Whether a question asks for the current state of something (a general rule on its
+    words, never on a particular topic): time words (now, today, currently, latest, still),
+    validity words (current, active, supported, authoritative, deprecated, replaced) or
+    phrases such as "should we use", "up to date", "in use"."""
+    text = " ".join(query.lower().replace("?", " ").split())
+    words = set(text.replace(",", " ").replace(".", " ").split())
+    return bool(words & _CURRENT_WORDS) or any(p in text for p in _CURRENT_PHRASES)
 
 
 @dataclass(frozen=True, slots=True)

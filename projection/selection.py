@@ -103,10 +103,14 @@ def valid_at(metadata: Mapping[str, Any], instant: float) -> bool:
 
 
 def is_superseded(metadata: Mapping[str, Any]) -> bool:
-    """Marked as replaced: ``superseded``, ``status: superseded`` or a ``superseded_by``."""
+    """Marked as replaced: ``superseded``, a lifecycle state ``superseded`` (derived at ingest
+    from the document's status line, banner or front matter: ``ingest.lifecycle``),
+    ``status: superseded`` or a ``superseded_by``."""
     status = str(metadata.get("status", "")).strip().lower()
+    stated = metadata.get("lifecycle")
     return (
         bool(metadata.get("superseded"))
         or status == "superseded"
         or bool(metadata.get("superseded_by"))
+        or (isinstance(stated, Mapping) and stated.get("state") == "superseded")
     )

@@ -187,7 +187,7 @@ class ReadPipeline(ServiceCore):
         rows = uow.store.version_rows([r.version_id for r in recalled])
         found = [r for r in recalled if r.version_id in rows]
         candidates = [_candidate(r, rows[r.version_id], selection) for r in found]
-        weights, now = self.ranking_weights, instant.timestamp()
+        weights, now = self.ranking_weights.for_query(req.query), instant.timestamp()
         scored = score(candidates, weights, now)
         terms = query_terms(req.query or "")
         sources = {r.version_id: self._source(r, rows[r.version_id], req, terms) for r in found}

@@ -24,7 +24,7 @@ rules:
 @pytest.fixture
 def backlog(tmp_path, repo):
     """A git backlog, and an ingestor on the CLI's repository."""
-    repo.cli.ok("grant", INGESTOR, "ingestor", "--repo", repo.key)
+    repo.cli.ok("grant", INGESTOR, "ingestor", "--repo", repo.key, "--clearance", "confidential")
     git = GitRepo(tmp_path / "backlog")
     git.write("backlog/auth.md", "---\nstatus: active\n---\n# Auth\n\nSee [billing](billing.md).\n")
     git.write("backlog/billing.md", "# Billing\n\nMail jane@example.com about invoices.\n")

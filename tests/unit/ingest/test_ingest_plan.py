@@ -149,6 +149,7 @@ def test_a_new_file_becomes_a_new_element_with_provenance_and_metadata():
         "status": "active",
         "tags": ["sec"],
         "superseded": False,
+        "lifecycle": {"state": "current", "evidence": "front matter status: active"},
     }
     assert action.provenance == {
         "source_repo": FakeSource.source_repo,

@@ -1,0 +1,236 @@
+"""A document's lifecycle — current, draft or superseded — from its front matter and its top.
+
+Real backlogs and ADRs rarely use YAML front matter for this; they say it near the top, in a
+handful of conventions, all recognised here (only in the first :data:`TOP_LINES` lines, outside
+code fences, so a later mention of "deprecated" in the text changes nothing):
+
+- a status field: front matter ``status: historical``, or a body line ``Status: Deprecated``,
+  ``**Status:** Deprecated (historical; superseded by 650 suite)``, ``> Status: Accepted``,
+  ``## Status`` followed by the value on the next line (ADR style);
+- a banner whose first word is a lifecycle word: ``> **DEPRECATED**: …``,
+  ``> **⚠️ SUPERSEDED BY [435](435-x.md)**``, ``> Deprecated (historical): …``;
+- ``Superseded by: …`` / ``Replaced by …`` (this document is superseded) and
+  ``Supersedes: 432, parts of 367`` (this document supersedes others; "parts of" ones are
+  not replaced, only partly), plus front matter ``supersedes`` / ``superseded_by``.
+
+The first word of a status value decides, by :data:`VOCABULARY` (configurable: pass another
+mapping). The result, with the line or field that said so, is version metadata: ``lifecycle``
+(``{"state", "evidence"}``), ``superseded`` (the flag ranking reads), and ``supersedes`` /
+``superseded_by`` (references as written, for the ingest run to resolve to files).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+
+CURRENT, DRAFT, SUPERSEDED = "current", "draft", "superseded"
+
+VOCABULARY: Mapping[str, str] = {
+    **dict.fromkeys(
+        (
+            "superseded", "deprecated", "historical", "obsolete", "archived", "retired",
+            "replaced", "withdrawn", "abandoned", "rejected", "sunset", "legacy-only",
+        ),
+        SUPERSEDED,
+    ),
+    **dict.fromkeys(
+        ("draft", "proposed", "proposal", "wip", "planning", "planned", "idea", "rfc"), DRAFT
+    ),
+    **dict.fromkeys(
+        (
+            "current", "active", "accepted", "adopted", "approved", "implemented", "done",
+            "complete", "completed", "stable", "live", "final", "canonical", "tracking",
+        ),
+        CURRENT,
+    ),
+}  # fmt: skip
+"""First word of a status value → lifecycle state (anything else: no statement)."""
+
+TOP_LINES = 25
+"""How far from the top lifecycle statements are looked for."""
+
+_MARKUP = re.compile(
+    r"^[\s>*_#`~|\-•·\u2022\u26a0\ufe0f\u2705\u274c\u2757\u203c\U0001F300-\U0001FAFF:]+"
+)
+_STATUS = re.compile(r"^status\s*(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?\s*(?P<value>.*)$", re.I)
+_STATUS_HEADING = re.compile(r"^#{1,6}\s*status\s*$", re.I)
+_SUPERSEDED_BY = re.compile(
+    r"^(?:superseded|replaced)\s+by\s*(?:\*\*|__)?\s*[:：]?\s*(?:\*\*|__)?\s*(?P<refs>.*)$", re.I
+)
+_SUPERSEDES = re.compile(
+    r"^(?:supersedes|replaces)\s*(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?\s*(?P<refs>.*)$", re.I
+)
+_WORD = re.compile(r"[a-z][a-z-]*")
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+_PATH = re.compile(r"[\w./-]*\d*[\w-]*\.md\b")
+_NUMBER = re.compile(r"(?<![\w.])(\d{2,5})(?:v\d+)?(?![\w.])")
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """What a document says of its own lifecycle."""
+
+    state: str | None = None
+    evidence: str | None = None
+    supersedes: tuple[str, ...] = ()
+    superseded_by: tuple[str, ...] = ()
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def metadata(self) -> dict[str, object]:
+        """Version metadata (only what was found)."""
+        out: dict[str, object] = {}
+        if self.state is not None:
+            out["lifecycle"] = {"state": self.state, "evidence": self.evidence}
+            if self.state == SUPERSEDED:
+                out["superseded"] = True
+        if self.supersedes:
+            out["supersedes_refs"] = list(self.supersedes)
+        if self.superseded_by:
+            out["superseded_by_refs"] = list(self.superseded_by)
+        return out
+
+
+def state_of(value: str, vocabulary: Mapping[str, str] = VOCABULARY) -> str | None:
+    """The lifecycle state a status value starts with (``Deprecated (historical…)`` →
+    superseded), or ``None``."""
+    found = _WORD.search(_MARKUP.sub("", value).lower())
+    return vocabulary.get(found.group()) if found else None
+
+
+def references(text: str) -> tuple[str, ...]:
+    """The documents a ``Supersedes:`` / ``Superseded by:`` value names: link targets, ``.md``
+    paths and backlog numbers (``432``); "parts of …" items are left out (only partly
+    replaced)."""
+    out: list[str] = []
+    for piece in re.split(r"[,;]|\band\b", text):
+        if re.search(r"\bparts?\s+of\b", piece, re.I):
+            continue
+        links = _LINK.findall(piece)
+        if links:
+            out += links
+            continue
+        paths = _PATH.findall(piece)
+        if paths:
+            out += paths
+            continue
+        numbers = _NUMBER.findall(piece)
+        out += numbers[:1]
+    return tuple(dict.fromkeys(r for r in out if r))
+
+
+def _top_lines(content: str) -> list[str]:
+    lines: list[str] = []
+    fenced = False
+    for line in content.split("\n")[: TOP_LINES * 2]:
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if not fenced and line.strip():
+            lines.append(line.strip())
+        if len(lines) >= TOP_LINES:
+            break
+    return lines
+
+
+def derive(
+    front: Mapping[str, object],
+    content: str,
+    vocabulary: Mapping[str, str] = VOCABULARY,
+) -> Lifecycle:
+    """The lifecycle a document states in its front matter (first) or near its top."""
+    state: str | None = None
+    evidence: str | None = None
+    supersedes: list[str] = [str(x) for x in _as_list(front.get("supersedes"))]
+    superseded_by: list[str] = [str(x) for x in _as_list(front.get("superseded_by"))]
+    status = front.get("status")
+    if isinstance(status, str) and status.strip():
+        state = state_of(status, vocabulary)
+        evidence = f"front matter status: {status.strip()}"[:200] if state else None
+    if superseded_by and state is None:
+        state, evidence = SUPERSEDED, "front matter superseded_by"
+    lines = _top_lines(content)
+    for i, raw in enumerate(lines):
+        line = _MARKUP.sub("", raw).strip()
+        if not line:
+            continue
+        if match := _SUPERSEDES.match(line):
+            supersedes += references(match.group("refs"))
+            continue
+        if match := _SUPERSEDED_BY.match(line):
+            superseded_by += references(match.group("refs"))
+            if state is None:
+                state, evidence = SUPERSEDED, raw[:200]
+            continue
+        if state is not None:
+            continue
+        if match := _STATUS.match(line):
+            found = state_of(match.group("value"), vocabulary)
+            if found is not None:
+                state, evidence = found, raw[:200]
+            continue
+        if _STATUS_HEADING.match(raw) and i + 1 < len(lines):
+            found = state_of(lines[i + 1], vocabulary)
+            if found is not None:
+                state, evidence = found, f"{raw} {lines[i + 1]}"[:200]
+            continue
+        if raw.startswith(">") or raw.startswith(("**", "__", "\u26a0")):
+            # a banner: its first word is a lifecycle word, followed by ':', '(', 'by', '.'
+            banner = re.match(r"([A-Za-z-]+)\W*(\(|:|\.|by\b|—|–|$)", line, re.I)
+            if banner and vocabulary.get(banner.group(1).lower()) == SUPERSEDED:
+                state, evidence = SUPERSEDED, raw[:200]
+                if match := re.search(r"\bby\b(.*)$", line, re.I):
+                    superseded_by += references(match.group(1))
+    return Lifecycle(
+        state,
+        evidence,
+        tuple(dict.fromkeys(supersedes)),
+        tuple(dict.fromkeys(superseded_by)),
+    )
+
+
+def _as_list(value: object) -> list[object]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def resolve_reference(ref: str, from_path: str, paths: Collection[str]) -> str | None:
+    """The ingested path a reference names, or ``None`` (missing or ambiguous): relative to the
+    referring file, then to the source root, then with a leading folder that does not exist
+    dropped (``backlog/433-x.md`` when the source root is that folder), then a unique file
+    name; a bare number (``432``) names the unique file whose name starts ``432-``."""
+    ref = ref.strip().split("#", 1)[0]
+    if not ref:
+        return None
+    if ref.isdigit():
+        hits = [p for p in paths if posixpath.basename(p).startswith(f"{ref}-")]
+        return hits[0] if len(hits) == 1 else None
+    base = posixpath.dirname(from_path)
+    candidates = [posixpath.normpath(posixpath.join(base, ref)), posixpath.normpath(ref)]
+    parts = posixpath.normpath(ref).split("/")
+    if len(parts) > 1:
+        candidates.append("/".join(parts[1:]))
+    for candidate in candidates:
+        if candidate in paths:
+            return candidate
+    name = posixpath.basename(ref)
+    hits = [p for p in paths if posixpath.basename(p) == name]
+    return hits[0] if len(hits) == 1 else None
+
+
+def superseded_by_others(
+    statements: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]], paths: Collection[str]
+) -> dict[str, str]:
+    """Path → evidence, for every document another one says it supersedes (``Supersedes: B``
+    in A, or ``Superseded by: A`` in B resolved the other way round is already B's own
+    statement). ``statements``: path → (supersedes refs, superseded_by refs)."""
+    out: dict[str, str] = {}
+    for path, (supersedes, _) in sorted(statements.items()):
+        for ref in supersedes:
+            target = resolve_reference(ref, path, paths)
+            if target is not None and target != path and target not in out:
+                out[target] = f"superseded by {path} (Supersedes: {ref})"
+    return out

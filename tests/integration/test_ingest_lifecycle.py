@@ -1,0 +1,79 @@
+"""Lifecycle derived at ingest from the documents themselves, on a real git repository, and a
+status question ranking the replacement first (issue #9, item 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ingest.plan import element_id_for
+from runtime import App
+from service.authz import Caller
+from tests.conftest import make_world
+from tests.integration.ingest.conftest import GitRepo
+from tests.read_world import request
+
+DOCS = {
+    "435-remote-dev.md": (
+        "# 435 Remote development\n\n**Status:** Deprecated (historical; superseded by 650)\n"
+        "**Supersedes:** 432 (DevContainer modes), parts of 367 (bootstrap)\n\n"
+        "Remote development workspaces run on the shared cluster; developers connect with "
+        "telepresence to the remote development workspace.\n"
+    ),
+    "432-devcontainer-modes.md": (
+        "# 432 DevContainer modes\n\nDevelopment workspaces run locally in a devcontainer "
+        "with offline and online modes.\n"
+    ),
+    "650-agentic-coding.md": (
+        "# 650 Agentic coding overview\n\n**Status:** Active\n\n"
+        "Development workspaces are Coder workspaces on the internal cluster.\n"
+    ),
+    "adr-0003-storage.md": (
+        "# ADR 3: storage\n\n## Status\n\nSuperseded by [ADR-0005](adr-0005-storage.md)\n\n"
+        "We store blobs on local disks.\n"
+    ),
+    "adr-0005-storage.md": "# ADR 5: storage\n\n## Status\n\nAccepted\n\nWe store blobs in S3.\n",
+    "old-runbook.md": "---\nstatus: archived\n---\n# Runbook\n\nRestart the pods by hand.\n",
+    "banner.md": "# Tests\n\n> **DEPRECATED**: superseded by the unified test plan.\n\nRun make.\n",
+}
+
+
+def test_lifecycle_comes_from_body_conventions_and_front_matter(
+    sqlite_app: App, tmp_path: Path
+) -> None:
+    w = make_world(sqlite_app)
+    ingestor = Caller(f"service:lc-{w.repo.split('/')[0]}")
+    w.svc.grant(w.admin, ingestor.principal_id, "ingestor", w.repo)
+    git = GitRepo(tmp_path / "backlog")
+    for path, text in DOCS.items():
+        git.write(path, text)
+    git.commit("backlog")
+    w.svc.ingest_backlog(ingestor, str(git.root), w.repo)
+
+    def state(path: str) -> dict:
+        el = element_id_for(w.repo, str(git.root.resolve()), path)
+        return w.svc.get_element(w.reader, el)["version"]["metadata"].get("lifecycle", {})
+
+    assert state("435-remote-dev.md")["state"] == "superseded"
+    assert "Deprecated" in state("435-remote-dev.md")["evidence"]
+    assert state("432-devcontainer-modes.md")["state"] == "superseded"  # "Supersedes: 432"
+    assert "435-remote-dev.md" in state("432-devcontainer-modes.md")["evidence"]
+    assert state("650-agentic-coding.md")["state"] == "current"
+    assert state("adr-0003-storage.md")["state"] == "superseded"
+    assert state("adr-0005-storage.md")["state"] == "current"
+    assert state("old-runbook.md")["state"] == "superseded"
+    assert state("banner.md")["state"] == "superseded"
+
+    # a status question shows the current page first, the replaced ones below it
+    out = w.svc.read_context(
+        w.reader, request(w.repo, "what is the current development workspace setup?", explain=True)
+    )
+    paths = [i["provenance"]["path"] for i in out["items"]]
+    assert paths[0] == "650-agentic-coding.md", paths
+    demoted = next(i for i in out["items"] if i["provenance"]["path"] == "435-remote-dev.md")
+    assert demoted["score_breakdown"]["superseded"]["weight"] == -0.85
+    # any other question demotes gently
+    why = w.svc.read_context(
+        w.reader, request(w.repo, "why remote development workspaces on a cluster", explain=True)
+    )
+    gentle = next(i for i in why["items"] if i["provenance"]["path"] == "435-remote-dev.md")
+    assert gentle["score_breakdown"]["superseded"]["weight"] == -0.5

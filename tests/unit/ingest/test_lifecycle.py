@@ -1,0 +1,63 @@
+"""Lifecycle statements near the top of a document, in the conventions real backlogs use."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.lifecycle import derive, references, resolve_reference, state_of
+
+
+@pytest.mark.parametrize(
+    ("front", "body", "state"),
+    [
+        ({"status": "historical"}, "# T\n", "superseded"),
+        ({"status": "Accepted"}, "# T\n", "current"),
+        ({"status": "proposal"}, "# T\n", "draft"),
+        ({}, "# T\n\n**Status:** Deprecated (historical; superseded by 650 suite)\n", "superseded"),
+        ({}, "# T\n\n**Status**: Implemented\n", "current"),
+        ({}, "# T\n\n> Status: Draft\n", "draft"),
+        ({}, "# ADR 3\n\n## Status\n\nSuperseded by [ADR-0005](0005-x.md)\n", "superseded"),
+        ({}, "# T\n\n> **DEPRECATED**: This backlog has been superseded by 430v2.\n", "superseded"),
+        ({}, "# T\n\n> **⚠️ SUPERSEDED BY [435](435-remote.md)**\n", "superseded"),
+        ({}, "# T\n\n> Deprecated (historical): this doc assumes a dev model.\n", "superseded"),
+        ({}, "# T\n\nSuperseded by: backlog/650-new.md\n", "superseded"),
+        ({}, "# T\n\nThis used to be deprecated, see below.\n", None),
+        ({}, "# T\n\n> **Update:** the tilt overlays are deprecated.\n", None),
+        ({}, "# T\n\n```\nStatus: Deprecated\n```\n", None),
+        ({}, "# T\n" + "text\n" * 40 + "Status: Deprecated\n", None),
+    ],
+)
+def test_the_state_comes_from_front_matter_or_the_top(front, body, state) -> None:
+    assert derive(front, body).state == state
+
+
+def test_the_evidence_names_the_line_that_said_so() -> None:
+    found = derive({}, "# T\n\n**Status:** Deprecated (superseded by 520)\n")
+    assert found.evidence == "**Status:** Deprecated (superseded by 520)"
+    assert found.metadata()["superseded"] is True
+    assert found.metadata()["lifecycle"]["state"] == "superseded"
+
+
+def test_supersedes_lines_name_documents_but_not_parts_of_them() -> None:
+    found = derive({}, "# T\n\n**Supersedes:** 432 (Modes), parts of 367 (Bootstrap)\n")
+    assert found.supersedes == ("432",)
+    assert found.state is None  # saying what it replaces says nothing of its own state
+    assert references("[a](a.md), backlog/b.md and 12") == ("a.md", "backlog/b.md", "12")
+
+
+def test_the_vocabulary_is_configurable() -> None:
+    assert state_of("Legacy (kept)") is None
+    assert state_of("Legacy (kept)", {"legacy": "superseded"}) == "superseded"
+
+
+def test_references_resolve_by_each_rule() -> None:
+    paths = {"backlog/a/433-codex.md", "backlog/432-modes.md", "other/x.md", "z/x.md", "432.md"}
+    assert resolve_reference("433-codex.md", "backlog/a/b.md", paths) == "backlog/a/433-codex.md"
+    assert resolve_reference("backlog/432-modes.md", "q/r.md", paths) == "backlog/432-modes.md"
+    assert resolve_reference("repo/backlog/432-modes.md", "q.md", paths) == "backlog/432-modes.md"
+    assert (
+        resolve_reference("../../nowhere/433-codex.md", "q.md", paths) == "backlog/a/433-codex.md"
+    )
+    assert resolve_reference("432", "q.md", paths) == "backlog/432-modes.md"
+    assert resolve_reference("x.md", "q.md", paths) is None  # ambiguous
+    assert resolve_reference("missing.md", "q.md", paths) is None
