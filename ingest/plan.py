@@ -97,6 +97,7 @@ class _Planner:
         self.locate = locate
         self.commit = ""
         self.ingestible: set[str] = set()
+        self._by_name: dict[str, list[str]] | None = None
         self.link_refs: dict[str, tuple[LinkRef, ...]] = {}
 
     def run(self, ref: str, since: str | None, progress: Progress | None) -> IngestPlan:
@@ -255,6 +256,25 @@ class _Planner:
             pii_counts=skip.pii_counts,
         )
 
+    def _fallback(self, candidates: tuple[str, ...], from_path: str) -> str | None:
+        """A link no candidate path matched: with a leading folder that does not exist dropped
+        (monorepo paths such as ``backlog/433-x.md`` when the source root is that folder), then
+        by a file name unique in the source (``ingest.lifecycle.resolve_reference``)."""
+        if self._by_name is None:
+            self._by_name = {}
+            for p in self.ingestible:
+                self._by_name.setdefault(p.rsplit("/", 1)[-1], []).append(p)
+        for candidate in candidates:
+            parts = candidate.split("/")
+            for start in range(1, len(parts)):
+                shorter = "/".join(parts[start:])
+                if shorter in self.ingestible:
+                    return shorter
+            same_name = self._by_name.get(parts[-1], [])
+            if len(same_name) == 1:
+                return same_name[0]
+        return None
+
     def _with_links(self, action: FileAction) -> FileAction:
         """Resolve link candidates against the files this run can ingest."""
         refs = self.link_refs.get(action.path, ()) if action.body is not None else ()
@@ -263,6 +283,8 @@ class _Planner:
         links = []
         for ref in refs:
             hit = next((c for c in ref.candidates if c in self.ingestible), None)
+            if hit is None and ref.candidates:
+                hit = self._fallback(ref.candidates, action.path)
             target = hit or (ref.candidates[0] if ref.candidates else None)
             links.append(LinkCandidate(ref.raw, ref.kind, target, hit is not None))
         return action.with_links(tuple(links))

@@ -223,3 +223,23 @@ def test_the_glob_and_size_cap_are_configurable(repo, source):
     (action,) = plan.actions
     assert action.path == "backlog/a.md"
     assert action.skip_code == "too_large"
+
+
+def test_links_resolve_without_a_missing_leading_folder_and_by_a_unique_file_name(repo, source):
+    """Monorepo paths (``backlog/433-x.md`` when the source root is the backlog folder itself)
+    and bare names of files elsewhere in the source resolve; an ambiguous name does not."""
+    repo.write("433-codex.md", "# Codex\n")
+    repo.write("deep/nested/600-plan.md", "# Plan\n")
+    repo.write("a/dup.md", "# Dup A\n")
+    repo.write("b/dup.md", "# Dup B\n")
+    repo.write(
+        "index.md",
+        "# Index\n\nSee [codex](backlog/433-codex.md), `backlog/433-codex.md`, "
+        "[plan](600-plan.md) and [dup](dup.md).\n",
+    )
+    repo.commit("links")
+    plan = build_plan(source, repository=HOME, current_hash=lambda _id: None)
+    index = next(a for a in plan.actions if a.path == "index.md")
+    resolved = {link.target_path for link in index.links if link.resolved}
+    assert resolved == {"433-codex.md", "deep/nested/600-plan.md"}
+    assert any(not link.resolved for link in index.links)  # dup.md is ambiguous
