@@ -147,6 +147,22 @@ class GitBacklogSource:
         data: bytes = self._repo.odb.stream(binsha).read()
         return data
 
+    def change_times(self, commit: str) -> dict[str, int]:
+        """Path → commit time (epoch seconds) of the last commit touching it, for every path
+        in the history of ``commit``: one ``git log`` walk, newest first, first sighting wins."""
+        out = self._git(
+            "-c", "core.quotePath=false", "log", "--format=@%ct", "--name-only",
+            "--no-renames", self._commit(commit), "--",
+        )  # fmt: skip
+        times: dict[str, int] = {}
+        current = 0
+        for raw in out.decode("utf-8", "surrogateescape").split("\n"):
+            if raw.startswith("@") and raw[1:].isdigit():
+                current = int(raw[1:])
+            elif raw and raw not in times:
+                times[raw] = current
+        return times
+
     def _commit(self, sha: str) -> str:
         if not _HEX_SHA.match(sha):
             raise GitSourceError(f"expected a full commit sha, got {sha!r}")

@@ -10,8 +10,9 @@ the same state gives the same plan, so applying a plan twice creates nothing the
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 
 from ingest import lifecycle, pii
 from ingest.document import PreparedDocument, Skip, SkipCode, prepare_document
@@ -98,6 +99,7 @@ class _Planner:
         self.commit = ""
         self.ingestible: set[str] = set()
         self._by_name: dict[str, list[str]] | None = None
+        self._times: dict[str, int] | None = None
         self.link_refs: dict[str, tuple[LinkRef, ...]] = {}
 
     def run(self, ref: str, since: str | None, progress: Progress | None) -> IngestPlan:
@@ -243,9 +245,20 @@ class _Planner:
     def _action(
         self, kind: ActionKind, path: str, element_id: str, doc: PreparedDocument
     ) -> FileAction:
-        return FileAction.for_document(
+        action = FileAction.for_document(
             kind, path, element_id, doc, source_repo=self.source.source_repo, commit=self.commit
         )
+        when = source_time(doc.metadata, self._change_time(path))
+        if when is None:
+            return action
+        return replace(action, metadata={**action.metadata, "source_time": when})
+
+    def _change_time(self, path: str) -> int | None:
+        """When the file last changed at the planned commit (one history walk per run)."""
+        if self._times is None:
+            walk = getattr(self.source, "change_times", None)
+            self._times = walk(self.commit) if walk is not None else {}
+        return self._times.get(path)
 
     def _skip(self, path: str, skip: Skip) -> FileAction:
         return FileAction(
@@ -288,6 +301,26 @@ class _Planner:
             target = hit or (ref.candidates[0] if ref.candidates else None)
             links.append(LinkCandidate(ref.raw, ref.kind, target, hit is not None))
         return action.with_links(tuple(links))
+
+
+def source_time(metadata: Mapping[str, JsonValue], committed: int | None) -> str | None:
+    """When the source last changed: front matter ``updated`` (or ``last_updated``, ``date``)
+    when it is a date, else the commit time of the last commit touching the file; ISO 8601
+    UTC, or ``None`` when neither is known."""
+    for name in ("updated", "last_updated", "date"):
+        value = metadata.get(name)
+        if isinstance(value, str) and value.strip():
+            text = value.strip().replace("Z", "+00:00")
+            try:
+                parsed = datetime.fromisoformat(text)
+            except ValueError:
+                continue
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            return parsed.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    if committed:
+        return datetime.fromtimestamp(committed, UTC).isoformat().replace("+00:00", "Z")
+    return None
 
 
 def _mark_superseded(actions: list[FileAction], paths: set[str]) -> list[FileAction]:

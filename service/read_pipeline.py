@@ -35,7 +35,7 @@ from projection.packaging import (
     shown_text,
 )
 from projection.ranking import Candidate, RankingWeights, Scored, order, represent, score
-from projection.selection import CANONICAL, Selection, is_superseded
+from projection.selection import CANONICAL, Selection, epoch_of, is_superseded
 from service.authz import Caller, Permission
 from service.core import ServiceCore, UnitOfWork
 from service.read_recall import (
@@ -258,7 +258,10 @@ def _candidate(r: Recalled, row: Mapping[str, Any], selection: Selection) -> Can
         element_id=row["element_id"],
         repository_key=row["repo_key"],
         source_kind=row["source_kind"],
-        recorded_at=row["recorded_at"].timestamp(),
+        # recency counts from when the source last changed (ingest's source_time), else from
+        # when memory recorded the version; as_of stays system time either way
+        recorded_at=epoch_of((row["metadata"] or {}).get("source_time"))
+        or row["recorded_at"].timestamp(),
         why_included=r.why,
         chunk_score=r.chunk_score,
         version_score=r.version_score,
