@@ -42,6 +42,11 @@ class ContextItem(Out):
     score: float
     citations: list[Citation]
     relationship_path: list[dict[str, Any]]
+    lifecycle: dict[str, Any] | None = Field(
+        default=None,
+        description="state: current, draft or superseded (prefer current pages when asked "
+        "what is current), the evidence line, and source_time.",
+    )
 
 
 class SelectorUsed(Out):

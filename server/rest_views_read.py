@@ -60,6 +60,11 @@ class ContextItem(View):
     citations: list[Citation]
     relationship_path: list[dict[str, Any]]
     erased: bool | None = None
+    lifecycle: dict[str, Any] | None = Field(
+        default=None,
+        description="state (current, draft, superseded or null when unstated), the evidence "
+        "line or field, and source_time (when the source last changed).",
+    )
     score_breakdown: dict[str, Any] | None = Field(default=None, description="With explain.")
 
 

@@ -84,11 +84,29 @@ def item_views(packed: Packed, ranked: Ranked, explain: bool) -> list[dict[str, 
             ],
             "relationship_path": [step.as_dict() for step in c.path],
             "erased": p.source.note is not None,
+            "lifecycle": lifecycle_view(row.get("metadata") or {}, c.superseded),
         }
         if explain:
             item["score_breakdown"] = {k: dict(v) for k, v in s.breakdown.items()}
         items.append(item)
     return items
+
+
+def lifecycle_view(metadata: Mapping[str, Any], superseded: bool) -> dict[str, Any]:
+    """What an item says of its lifecycle: ``state`` (current, draft, superseded, or None when
+    the document states nothing), the ``evidence`` (the line or field that said so) and
+    ``source_time`` (when its source last changed, for ingested evidence)."""
+    stated = metadata.get("lifecycle")
+    state = stated.get("state") if isinstance(stated, Mapping) else None
+    evidence = stated.get("evidence") if isinstance(stated, Mapping) else None
+    if state is None and superseded:
+        state, evidence = "superseded", "front matter"
+    source_time = metadata.get("source_time")
+    return {
+        "state": state,
+        "evidence": evidence,
+        "source_time": source_time if isinstance(source_time, str) else None,
+    }
 
 
 def filters_view(

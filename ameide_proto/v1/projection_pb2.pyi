@@ -146,7 +146,7 @@ class RelationshipStep(_message.Message):
     def __init__(self, relationship_id: _Optional[str] = ..., type_key: _Optional[str] = ..., from_element_id: _Optional[str] = ..., to_element_id: _Optional[str] = ...) -> None: ...
 
 class ContextItem(_message.Message):
-    __slots__ = ("repository_id", "element_id", "version_id", "title", "content", "source_kind", "provenance", "why_included", "score", "citations", "relationship_path", "erased", "score_breakdown")
+    __slots__ = ("repository_id", "element_id", "version_id", "title", "content", "source_kind", "provenance", "why_included", "score", "citations", "relationship_path", "erased", "score_breakdown", "lifecycle")
     REPOSITORY_ID_FIELD_NUMBER: _ClassVar[int]
     ELEMENT_ID_FIELD_NUMBER: _ClassVar[int]
     VERSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -160,6 +160,7 @@ class ContextItem(_message.Message):
     RELATIONSHIP_PATH_FIELD_NUMBER: _ClassVar[int]
     ERASED_FIELD_NUMBER: _ClassVar[int]
     SCORE_BREAKDOWN_FIELD_NUMBER: _ClassVar[int]
+    LIFECYCLE_FIELD_NUMBER: _ClassVar[int]
     repository_id: str
     element_id: str
     version_id: str
@@ -173,7 +174,8 @@ class ContextItem(_message.Message):
     relationship_path: _containers.RepeatedCompositeFieldContainer[RelationshipStep]
     erased: bool
     score_breakdown: _struct_pb2.Struct
-    def __init__(self, repository_id: _Optional[str] = ..., element_id: _Optional[str] = ..., version_id: _Optional[str] = ..., title: _Optional[str] = ..., content: _Optional[str] = ..., source_kind: _Optional[str] = ..., provenance: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., why_included: _Optional[str] = ..., score: _Optional[float] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., relationship_path: _Optional[_Iterable[_Union[RelationshipStep, _Mapping]]] = ..., erased: _Optional[bool] = ..., score_breakdown: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    lifecycle: _struct_pb2.Struct
+    def __init__(self, repository_id: _Optional[str] = ..., element_id: _Optional[str] = ..., version_id: _Optional[str] = ..., title: _Optional[str] = ..., content: _Optional[str] = ..., source_kind: _Optional[str] = ..., provenance: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., why_included: _Optional[str] = ..., score: _Optional[float] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., relationship_path: _Optional[_Iterable[_Union[RelationshipStep, _Mapping]]] = ..., erased: _Optional[bool] = ..., score_breakdown: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., lifecycle: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class ReadContextResponse(_message.Message):
     __slots__ = ("context_id", "scope", "selector_used", "items", "context_block", "truncated", "trace")

@@ -71,6 +71,11 @@ def test_lifecycle_comes_from_body_conventions_and_front_matter(
     assert paths[0] == "650-agentic-coding.md", paths
     demoted = next(i for i in out["items"] if i["provenance"]["path"] == "435-remote-dev.md")
     assert demoted["score_breakdown"]["superseded"]["weight"] == -0.85
+    # every read item says its lifecycle, with the evidence and when the source changed
+    assert demoted["lifecycle"]["state"] == "superseded"
+    assert "Deprecated" in demoted["lifecycle"]["evidence"]
+    assert demoted["lifecycle"]["source_time"]
+    assert out["items"][0]["lifecycle"]["state"] == "current"
     # any other question demotes gently
     why = w.svc.read_context(
         w.reader, request(w.repo, "why remote development workspaces on a cluster", explain=True)
