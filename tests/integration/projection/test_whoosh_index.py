@@ -398,7 +398,7 @@ def test_scores_are_bm25_over_the_weighted_title_heading_and_text(
 
     # v1's chunk: heading "Deploy" (1 word), text "Deploy deploy deploy now" (4 words, the
     # heading line included); v2's: heading "Other", text "Other nothing here" ("here" is kept).
-    expected = bm25(1, 1, 1, 1.0, 1.5) + bm25(3, 1, 4, 3.5, 1.0)
+    expected = bm25(1, 1, 1, 1.0, 0.5) + bm25(3, 1, 4, 3.5, 1.0)  # heading weight 0.5
     (hit,) = index.search("deploy", INTERNAL)
     assert hit.version_id == "v1"
     assert hit.score == pytest.approx(expected)
