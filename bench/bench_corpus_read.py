@@ -12,15 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLE = ROOT.parent / "shared" / "corpora" / "ameide-backlog.bundle"
-REPO = "bench/backlog/corpus"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,47 +27,29 @@ def main(argv: list[str] | None = None) -> int:
     if not BUNDLE.exists():
         print(f"skipped: the shared corpus {BUNDLE} is absent", file=sys.stderr)
         return 0
-    from runtime import build_app
-    from service.authz import Caller
-    from service.settings import Settings
+    from bench.eval_corpus import REPO, corpus_home
 
     questions = [
         json.loads(line)["query"]
         for line in (ROOT / "eval" / "backlog-dev.jsonl").read_text("utf-8").splitlines()
         if line.strip()
     ]
-    admin, ingestor = Caller("user:bench-admin"), Caller("service:bench-ingest")
-    reader = Caller("user:bench-reader", purpose="bench")
-    with tempfile.TemporaryDirectory(prefix="ameide-bench-corpus-") as tmp:
-        src = Path(tmp) / "backlog"
-        subprocess.run(
-            ["git", "clone", "-q", "-b", "main", str(BUNDLE), str(src)],
-            check=True,
-            capture_output=True,
-        )
-        app = build_app(Settings(home=Path(tmp) / "home"), migrate=True)
-        try:
-            svc = app.service
-            svc.bootstrap_admin(admin.principal_id)
-            svc.create_repository(admin, REPO)
-            svc.grant(admin, ingestor.principal_id, "ingestor", REPO)
-            svc.grant(admin, reader.principal_id, "reader", REPO)
-            started = time.perf_counter()
-            report = svc.ingest_backlog(ingestor, str(src), REPO)
-            ingest_s = time.perf_counter() - started
-            tenant, org, repo = REPO.split("/")
-            scope = {"tenant_id": tenant, "organization_id": org, "repository_id": repo}
+    with corpus_home(BUNDLE, "bench-corpus") as (src, app, ingestor, reader):
+        svc = app.service
+        started = time.perf_counter()
+        report = svc.ingest_backlog(ingestor, str(src), REPO)
+        ingest_s = time.perf_counter() - started
+        tenant, org, repo = REPO.split("/")
+        scope = {"tenant_id": tenant, "organization_id": org, "repository_id": repo}
 
-            def read(q: str) -> float:
-                t0 = time.perf_counter()
-                svc.read_context(reader, {"scope": scope, "query": q, "budget": {"max_items": 10}})
-                return (time.perf_counter() - t0) * 1000
+        def read(q: str) -> float:
+            t0 = time.perf_counter()
+            svc.read_context(reader, {"scope": scope, "query": q, "budget": {"max_items": 10}})
+            return (time.perf_counter() - t0) * 1000
 
-            for q in questions:  # warm-up
-                read(q)
-            times = sorted(read(q) for _ in range(args.rounds) for q in questions)
-        finally:
-            app.close()
+        for q in questions:  # warm-up
+            read(q)
+        times = sorted(read(q) for _ in range(args.rounds) for q in questions)
     p50 = statistics.median(times)
     p95 = times[int(0.95 * (len(times) - 1))]
     files = report["counts"]["new"]

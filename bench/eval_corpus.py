@@ -24,7 +24,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -201,22 +202,18 @@ def _git(repo: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def run_corpus(
-    bundle: Path, questions: Sequence[Question], refs: Iterable[str] = ()
-) -> dict[str, Any]:
-    """Ingest the corpus into a scratch home and evaluate every question (see the module).
-
-    The corpus is ingested at ``refs`` and at every question's ``as_of_ref`` first (oldest
-    first), then at ``main``: pass the refs of the whole dev set so that evaluating a subset
-    (``--types``) reads the very same repository history and scores the same."""
+@contextmanager
+def corpus_home(bundle: Path, prefix: str) -> Iterator[tuple[Path, Any, Any, Any]]:
+    """A scratch home with the corpus cloned beside it, one repository (``REPO``), an
+    ingestor and a reader on it: yields (clone, app, ingestor, reader); removed afterwards."""
     from runtime import build_app
     from service.authz import Caller
     from service.settings import Settings
 
-    admin = Caller("user:eval-admin", purpose="eval-corpus")
-    ingestor = Caller("service:eval-ingest", purpose="eval-corpus")
-    reader = Caller("user:eval-reader", purpose="eval-corpus")
-    with tempfile.TemporaryDirectory(prefix="ameide-eval-corpus-") as tmp:
+    admin = Caller("user:eval-admin", purpose=prefix)
+    ingestor = Caller("service:eval-ingest", purpose=prefix)
+    reader = Caller("user:eval-reader", purpose=prefix)
+    with tempfile.TemporaryDirectory(prefix=f"ameide-{prefix}-") as tmp:
         src = Path(tmp) / "backlog"
         subprocess.run(
             ["git", "clone", "-q", "-b", "main", str(bundle), str(src)],
@@ -230,34 +227,47 @@ def run_corpus(
             svc.create_repository(admin, REPO)
             svc.grant(admin, ingestor.principal_id, "ingestor", REPO)
             svc.grant(admin, reader.principal_id, "reader", REPO)
-            older = sorted(
-                {*refs, *(q.as_of_ref for q in questions if q.as_of_ref)},
-                key=lambda ref: int(_git(src, "log", "-1", "--format=%ct", ref)),
-            )
-            instants: dict[str, datetime] = {}
-            ingests = []
-            for ref in [*older, "main"]:
-                started = time.perf_counter()
-                report = svc.ingest_backlog(ingestor, str(src), REPO, ref=ref)
-                ingests.append(
-                    {
-                        "ref": ref,
-                        "seconds": round(time.perf_counter() - started, 1),
-                        "counts": report["counts"],
-                    }
-                )
-                print(f"ingested {ref} in {ingests[-1]['seconds']} s", file=sys.stderr)
-                instants[ref] = svc.clock.now()
-                time.sleep(0.01)  # the next run's writes are strictly later than this instant
-            started = time.perf_counter()
-            lines = [q.line(instants) for q in questions]
-            result = svc.evaluate(reader, REPO, lines, k=K, include_per_query=True)
-            print(
-                f"evaluated {len(lines)} questions in {time.perf_counter() - started:.1f} s",
-                file=sys.stderr,
-            )
+            yield src, app, ingestor, reader
         finally:
             app.close()
+
+
+def run_corpus(
+    bundle: Path, questions: Sequence[Question], refs: Iterable[str] = ()
+) -> dict[str, Any]:
+    """Ingest the corpus into a scratch home and evaluate every question (see the module).
+
+    The corpus is ingested at ``refs`` and at every question's ``as_of_ref`` first (oldest
+    first), then at ``main``: pass the refs of the whole dev set so that evaluating a subset
+    (``--types``) reads the very same repository history and scores the same."""
+    with corpus_home(bundle, "eval-corpus") as (src, app, ingestor, reader):
+        svc = app.service
+        older = sorted(
+            {*refs, *(q.as_of_ref for q in questions if q.as_of_ref)},
+            key=lambda ref: int(_git(src, "log", "-1", "--format=%ct", ref)),
+        )
+        instants: dict[str, datetime] = {}
+        ingests = []
+        for ref in [*older, "main"]:
+            started = time.perf_counter()
+            report = svc.ingest_backlog(ingestor, str(src), REPO, ref=ref)
+            ingests.append(
+                {
+                    "ref": ref,
+                    "seconds": round(time.perf_counter() - started, 1),
+                    "counts": report["counts"],
+                }
+            )
+            print(f"ingested {ref} in {ingests[-1]['seconds']} s", file=sys.stderr)
+            instants[ref] = svc.clock.now()
+            time.sleep(0.01)  # the next run's writes are strictly later than this instant
+        started = time.perf_counter()
+        lines = [q.line(instants) for q in questions]
+        result = svc.evaluate(reader, REPO, lines, k=K, include_per_query=True)
+        print(
+            f"evaluated {len(lines)} questions in {time.perf_counter() - started:.1f} s",
+            file=sys.stderr,
+        )
     result["ingests"] = ingests
     result["instants"] = {ref: at.isoformat() for ref, at in instants.items()}
     return result

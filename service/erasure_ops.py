@@ -33,7 +33,7 @@ from domain.values import MAX_RATIONALE_CHARS, validate_text
 from ingest.git_source import is_git_url
 from service.authz import Caller
 from service.core import ServiceCore, UnitOfWork
-from service.erasure_reach import Reach, reach
+from service.erasure_reach import reach
 from service.views import version_view
 
 
@@ -94,63 +94,30 @@ class ErasureOps(ServiceCore):
                     "read_contexts_redacted": redacted,
                 },
             )
-            self._audit_copies(uow, caller, el.repo_key, copies, version_id, reason, at)
-            self._audit_derived(uow, caller, el.repo_key, derived, version_id, reason, at)
+            for erased, relation in ((copies, "copy_of"), (derived.versions, "derived_from")):
+                self._audit_erased(
+                    uow, caller, el.repo_key, erased, reason, at, {relation: version_id}
+                )
+            self._audit_withdrawn(uow, caller, el.repo_key, derived.withdrawn, version_id, at)
             uow.commit()
         view = version_view(tomb)
         view["erasure"] = {**view["erasure"], **report}
         return view
 
-    def _audit_derived(
+    def _audit_erased(
         self,
         uow: UnitOfWork,
         caller: Caller,
         repo_key: str,
-        derived: Reach,
-        original_id: str,
+        erased: Sequence[ElementVersion],
         reason: str,
         at: datetime,
+        relation: dict[str, str],
     ) -> None:
-        """A ``version.erased`` event per derived version and a ``proposal.withdrawn`` event
-        per proposal the erasure closed."""
-        owners = {p.element_id: p.proposal_id for p in derived.proposals}
-        for x in derived.versions:
-            self.event(
-                uow,
-                caller,
-                repo_key,
-                "version.erased",
-                at,
-                element_id=x.element_id,
-                version_id=x.version_id,
-                proposal_id=owners.get(x.element_id),
-                payload={"reason": reason, "derived_from": original_id},
-            )
-        for proposal_id in derived.withdrawn:
-            self.event(
-                uow,
-                caller,
-                repo_key,
-                "proposal.withdrawn",
-                at,
-                proposal_id=proposal_id,
-                payload={"rationale": f"its content was erased ({original_id})"},
-            )
-
-    def _audit_copies(
-        self,
-        uow: UnitOfWork,
-        caller: Caller,
-        repo_key: str,
-        copies: Sequence[ElementVersion],
-        original_id: str,
-        reason: str,
-        at: datetime,
-    ) -> None:
-        """One ``version.erased`` event per copy, naming the version it copies (and the
-        proposal, when the copy is a proposal's body)."""
-        proposals = uow.store.proposals_of_elements(sorted({x.element_id for x in copies}))
-        for x in copies:
+        """One ``version.erased`` event per copy or derived version, naming the version it
+        copies or derives from (``relation``) and the proposal when it is a proposal's body."""
+        proposals = uow.store.proposals_of_elements(sorted({x.element_id for x in erased}))
+        for x in erased:
             self.event(
                 uow,
                 caller,
@@ -160,11 +127,23 @@ class ErasureOps(ServiceCore):
                 element_id=x.element_id,
                 version_id=x.version_id,
                 proposal_id=proposals.get(x.element_id),
-                payload={
-                    "reason": reason,
-                    "content_sha256": x.content_sha256,
-                    "copy_of": original_id,
-                },
+                payload={"reason": reason, "content_sha256": x.content_sha256, **relation},
+            )
+
+    def _audit_withdrawn(
+        self, uow: UnitOfWork, caller: Caller, repo_key: str, withdrawn: Sequence[str],
+        original_id: str, at: datetime,
+    ) -> None:  # fmt: skip
+        """A ``proposal.withdrawn`` event per open proposal the erasure closed."""
+        for proposal_id in withdrawn:
+            self.event(
+                uow,
+                caller,
+                repo_key,
+                "proposal.withdrawn",
+                at,
+                proposal_id=proposal_id,
+                payload={"rationale": f"its content was erased ({original_id})"},
             )
 
     @staticmethod
