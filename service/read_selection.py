@@ -53,19 +53,21 @@ def access_levels(perms: Mapping[str, Permission]) -> dict[str, list[str]]:
     }
 
 
-def _selected(rows: Iterable[dict[str, Any]]) -> list[SelectedVersion]:
+def _level(element_level: str, version_level: str | None) -> str:
+    """The level a selected version is read at (``domain.model.version_classification``)."""
+    if not version_level:  # the common case: the version follows its element
+        return element_level
+    return higher_classification(Classification(element_level), Classification(version_level)).value
+
+
+def _selected(rows: Iterable[Mapping[Any, Any]]) -> list[SelectedVersion]:
     return [
         SelectedVersion(
             version_id=r["version_id"],
             element_id=r["element_id"],
             repository_key=r["repo_key"],
             source_kind=r["source_kind"],
-            classification=higher_classification(
-                Classification(r["classification"]),
-                Classification(r["version_classification"])
-                if r.get("version_classification")
-                else None,
-            ).value,
+            classification=_level(r["classification"], r["version_classification"]),
             retired=bool(r["retired"]),
         )
         for r in sorted(rows, key=lambda r: (r["element_id"], r["version_id"]))

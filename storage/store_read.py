@@ -83,7 +83,7 @@ class ReadStore:
     # -- selections ------------------------------------------------------------------------
     def latest_versions(
         self, access: Access, source_kind: str, at: datetime | None
-    ) -> list[dict[str, Any]]:
+    ) -> list[Mapping[Any, Any]]:
         """The latest version (as of ``at``) of every readable, non-retired element of a kind."""
         if at is None:
             q = (
@@ -94,7 +94,7 @@ class ReadStore:
                 .where(_readable(access), _E.source_kind == source_kind, _E.retired_at.is_(None))
                 .where(_version_readable(access))
             )
-            return [dict(r._mapping) for r in self.conn.execute(q)]
+            return [r._mapping for r in self.conn.execute(q)]  # read-only rows, no copies
         latest = (
             sa.select(_V.element_id, sa.func.max(_V.seq).label("seq"))
             .select_from(t.element_versions.join(t.elements, _E.element_id == _V.element_id))
@@ -111,11 +111,11 @@ class ReadStore:
             )
             .where(~_retired(at), _version_readable(access))
         )
-        return [dict(r._mapping) for r in self.conn.execute(q)]
+        return [r._mapping for r in self.conn.execute(q)]  # read-only rows, no copies
 
     def pinned_versions(
         self, baseline_id: str, access: Access, at: datetime | None
-    ) -> list[dict[str, Any]]:
+    ) -> list[Mapping[Any, Any]]:
         """The readable pins of a baseline, each flagged when its element was retired at ``at``."""
         p = t.baseline_pins.c
         q = (
@@ -127,7 +127,7 @@ class ReadStore:
             )
             .where(p.baseline_id == baseline_id, _readable(access), _version_readable(access))
         )
-        return [dict(r._mapping) for r in self.conn.execute(q)]
+        return [r._mapping for r in self.conn.execute(q)]  # read-only rows, no copies
 
     def listed_versions(
         self, version_ids: Sequence[str], access: Access, at: datetime | None
