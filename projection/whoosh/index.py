@@ -33,7 +33,7 @@ from projection import keyword_index as port
 from projection.whoosh.schema import FORMAT, schema_is_current, stemmer
 from projection.whoosh.scoring import CHUNK_FIELD_WEIGHTS, VERSION_FIELD_WEIGHTS, top
 from projection.whoosh.segments import Replaced, Side
-from projection.whoosh.writing import add_version, fill, merge_tiered, purge_deleted, writing
+from projection.whoosh.writing import add_version, fill, purge_deleted, writing
 
 MAX_QUERY_TERMS = 32
 _STATE = "state.json"
@@ -235,10 +235,7 @@ class WhooshKeywordIndex:
                 continue
 
     def _write(
-        self,
-        deletions: set[str],
-        groups: Iterable[list[port.IndexedChunk]],
-        mergetype: Any = merge_tiered,
+        self, deletions: set[str], groups: Iterable[list[port.IndexedChunk]], mergetype: Any = None
     ) -> None:
         with writing(self._sides, mergetype=mergetype) as writers:
             for version_id in sorted(deletions):

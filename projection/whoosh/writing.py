@@ -133,26 +133,6 @@ def add_version(
     )
 
 
-MAX_SEGMENTS = 4
-"""Segments a side keeps after a write: a search looks each query word up once per segment and
-field, so fewer segments make every read cheaper (11 segments after a 761-file ingest cost a
-third of a read's time)."""
-
-
-def merge_tiered(writer: Any, segments: list[Any]) -> list[Any]:
-    """Merge policy: keep the ``MAX_SEGMENTS - 1`` largest segments and merge every smaller one
-    into one (the merged tail stays small next to the kept ones, so little is rewritten)."""
-    if len(segments) <= MAX_SEGMENTS:
-        return segments
-    ordered = sorted(segments, key=lambda s: s.doc_count_all(), reverse=True)
-    kept, tail = ordered[: MAX_SEGMENTS - 1], ordered[MAX_SEGMENTS - 1 :]
-    for segment in tail:
-        reader = SegmentReader(writer.storage, writer.schema, segment)
-        writer.add_reader(reader)
-        reader.close()
-    return kept
-
-
 def purge_deleted(writer: Any, segments: list[Any]) -> list[Any]:
     """Merge policy: rewrite every segment holding deleted documents, keep the others."""
     kept = []
