@@ -36,6 +36,13 @@ from projection.whoosh.segments import Replaced, Side
 from projection.whoosh.writing import add_version, fill, purge_deleted, writing
 
 MAX_QUERY_TERMS = 32
+QUESTION_WORDS = (
+    "what", "why", "which", "who", "whom", "whose", "where",
+    "does", "do", "did", "should", "would", "could",
+)  # fmt: skip
+"""Interrogatives and auxiliaries: how a question is asked, not what it asks about. Queries
+leave them out (the index keeps every word). Measured on the real-corpus dev set: nDCG@10
+0.670 → 0.685, what-is questions 0.737 → 0.804; "how" stays, as how-to pages are titled so."""
 _STATE = "state.json"
 _T = TypeVar("_T")
 
@@ -79,6 +86,9 @@ class WhooshKeywordIndex:
                 shutil.rmtree(leftover, ignore_errors=True)  # from a crashed rebuild
         self._analyzer = self._sides[0].ix.schema["text"].analyzer
         self._stems = stemmer(self._analyzer)
+        self._question_words = frozenset(
+            token.text for token in self._analyzer(" ".join(QUESTION_WORDS), mode="query")
+        )
 
     def replace_versions(
         self,
@@ -214,7 +224,11 @@ class WhooshKeywordIndex:
         if limit < 1 or (per_version is not None and per_version < 1):
             raise ValueError("limit and per_version must be positive")
         words = (token.text for token in self._analyzer(query_text, mode="query"))
-        terms = list(dict.fromkeys(words))[:MAX_QUERY_TERMS]
+        analysed = list(dict.fromkeys(words))
+        # the words of how a question is asked ("what", "why", "should we") say nothing of its
+        # topic, yet match headings such as "Why this matters": left out unless nothing remains
+        terms = [w for w in analysed if w not in self._question_words] or analysed
+        terms = terms[:MAX_QUERY_TERMS]
         if not terms or index_filter.admits_nothing():
             return []
 
