@@ -482,7 +482,7 @@ def test_an_index_whose_generation_another_process_replaced_is_not_intact(tmp_pa
 
 
 def test_question_words_do_not_match_headings(index: WhooshKeywordIndex) -> None:
-    """"Why" and "should" say how a question is asked: a page whose heading is "Why this
+    """ "Why" and "should" say how a question is asked: a page whose heading is "Why this
     matters" must not outrank the page about the asked topic because of them."""
     index.replace_versions(doc("v1", "# Why this matters\nwhy should we care\n", title="Intro"))
     index.replace_versions(doc("v2", "# Pinning\npin the image digest\n", title="Pinning"))
