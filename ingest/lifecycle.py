@@ -21,10 +21,11 @@ mapping). The result, with the line or field that said so, is version metadata: 
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from ingest.references import names_index, resolve_reference
 
 CURRENT, DRAFT, SUPERSEDED = "current", "draft", "superseded"
 
@@ -77,7 +78,6 @@ class Lifecycle:
     evidence: str | None = None
     supersedes: tuple[str, ...] = ()
     superseded_by: tuple[str, ...] = ()
-    extra: dict[str, object] = field(default_factory=dict)
 
     def metadata(self) -> dict[str, object]:
         """Version metadata (only what was found)."""
@@ -197,30 +197,6 @@ def _as_list(value: object) -> list[object]:
     return list(value) if isinstance(value, list | tuple) else [value]
 
 
-def resolve_reference(ref: str, from_path: str, paths: Collection[str]) -> str | None:
-    """The ingested path a reference names, or ``None`` (missing or ambiguous): relative to the
-    referring file, then to the source root, then with a leading folder that does not exist
-    dropped (``backlog/433-x.md`` when the source root is that folder), then a unique file
-    name; a bare number (``432``) names the unique file whose name starts ``432-``."""
-    ref = ref.strip().split("#", 1)[0]
-    if not ref:
-        return None
-    if ref.isdigit():
-        hits = [p for p in paths if posixpath.basename(p).startswith(f"{ref}-")]
-        return hits[0] if len(hits) == 1 else None
-    base = posixpath.dirname(from_path)
-    candidates = [posixpath.normpath(posixpath.join(base, ref)), posixpath.normpath(ref)]
-    parts = posixpath.normpath(ref).split("/")
-    if len(parts) > 1:
-        candidates.append("/".join(parts[1:]))
-    for candidate in candidates:
-        if candidate in paths:
-            return candidate
-    name = posixpath.basename(ref)
-    hits = [p for p in paths if posixpath.basename(p) == name]
-    return hits[0] if len(hits) == 1 else None
-
-
 def superseded_by_others(
     statements: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]], paths: Collection[str]
 ) -> dict[str, str]:
@@ -228,9 +204,10 @@ def superseded_by_others(
     in A, or ``Superseded by: A`` in B resolved the other way round is already B's own
     statement). ``statements``: path → (supersedes refs, superseded_by refs)."""
     out: dict[str, str] = {}
+    names = names_index(paths)
     for path, (supersedes, _) in sorted(statements.items()):
         for ref in supersedes:
-            target = resolve_reference(ref, path, paths)
+            target = resolve_reference(ref, path, paths, names)
             if target is not None and target != path and target not in out:
                 out[target] = f"superseded by {path} (Supersedes: {ref})"
     return out

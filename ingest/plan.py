@@ -27,6 +27,7 @@ from ingest.plan_model import (
     IngestReport,
     LinkCandidate,
 )
+from ingest.references import names_index, resolve_reference
 from ingest.routing import RepositoryKey, RoutableFile, RouteError, Router
 from ingest.routing_model import RoutingConfig
 from ingest.source import BacklogSource, BlobTooLargeError, ChangeKind, FileChange, TreeEntry
@@ -269,23 +270,15 @@ class _Planner:
             pii_counts=skip.pii_counts,
         )
 
-    def _fallback(self, candidates: tuple[str, ...], from_path: str) -> str | None:
-        """A link no candidate path matched: with a leading folder that does not exist dropped
-        (monorepo paths such as ``backlog/433-x.md`` when the source root is that folder), then
-        by a file name unique in the source (``ingest.lifecycle.resolve_reference``)."""
+    def _fallback(self, candidates: tuple[str, ...]) -> str | None:
+        """A link no candidate path matched, resolved by the remaining rules of
+        ``ingest.links.resolve_reference`` (leading folders dropped, a unique file name)."""
         if self._by_name is None:
-            self._by_name = {}
-            for p in self.ingestible:
-                self._by_name.setdefault(p.rsplit("/", 1)[-1], []).append(p)
+            self._by_name = names_index(self.ingestible)
         for candidate in candidates:
-            parts = candidate.split("/")
-            for start in range(1, len(parts)):
-                shorter = "/".join(parts[start:])
-                if shorter in self.ingestible:
-                    return shorter
-            same_name = self._by_name.get(parts[-1], [])
-            if len(same_name) == 1:
-                return same_name[0]
+            hit = resolve_reference(candidate, "", self.ingestible, self._by_name)
+            if hit is not None:
+                return hit
         return None
 
     def _with_links(self, action: FileAction) -> FileAction:
@@ -297,7 +290,7 @@ class _Planner:
         for ref in refs:
             hit = next((c for c in ref.candidates if c in self.ingestible), None)
             if hit is None and ref.candidates:
-                hit = self._fallback(ref.candidates, action.path)
+                hit = self._fallback(ref.candidates)
             target = hit or (ref.candidates[0] if ref.candidates else None)
             links.append(LinkCandidate(ref.raw, ref.kind, target, hit is not None))
         return action.with_links(tuple(links))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.lifecycle import derive, references, resolve_reference, state_of
+from ingest.lifecycle import derive, references, state_of
+from ingest.references import resolve_reference
 
 
 @pytest.mark.parametrize(
