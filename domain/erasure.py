@@ -43,6 +43,11 @@ def redact_stored_context(
     for item in out["items"]:
         version_id, old = str(item["version_id"]), str(item.get("content") or "")
         new = notes.get(version_id, old) if _needs_redaction(item, notes) else old
+        if version_id in notes and item.get("title") not in (None, ERASED_TITLE):
+            # the entry line comes before the content: rewrite it first, so ``cursor`` (the end
+            # of what is already done) stays right for this item's content and the next ones
+            block = _erase_title(block, version_id, cursor)
+            item["title"] = ERASED_TITLE
         start = _content_start(block, version_id, cursor)
         if start is not None and block.startswith(old, start):
             block = block[:start] + new + block[start + len(old) :]
@@ -52,18 +57,15 @@ def redact_stored_context(
             block = block.replace(old, new)
         if new != old:
             item.update(content=new, erased=True)
-        if version_id in notes and item.get("title") not in (None, ERASED_TITLE):
-            block = _erase_title(block, version_id, str(item["title"]))
-            item["title"] = ERASED_TITLE
     out["context_block"] = block
     return out
 
 
-def _erase_title(block: str, version_id: str, title: str) -> str:
+def _erase_title(block: str, version_id: str, cursor: int) -> str:
     """The block with the title in the item's entry line (``[n] title (kind, version_id)``,
     found by its version id) replaced by the erased marker."""
     tail = f", {version_id})\n"
-    end = block.find(tail)
+    end = block.find(tail, cursor)
     if end < 0:
         return block
     start = block.rfind("\n", 0, end) + 1

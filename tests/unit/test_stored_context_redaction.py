@@ -123,3 +123,13 @@ def test_redacting_equals_packing_the_erased_items_as_notes(entries, data):
     assert out["context_block"] == expected["context_block"]
     for item, want in zip(out["items"], expected["items"], strict=True):
         assert item["content"] == want["content"]
+
+
+def test_erasing_a_long_title_keeps_the_next_items_in_place() -> None:
+    """Erasing a title longer than the marker used to leave the cursor past the next item's
+    entry line, so that item fell back to replacing its text everywhere in the block."""
+    sources = [source(1, "A rather long title of the first page", "1"), source(2, "2", "2")]
+    out = redact_stored_context(response(sources), {"ver_1": NOTE, "ver_2": NOTE})
+    expected = response([replace(s, note=NOTE, title=ERASED_TITLE) for s in sources])
+    assert out is not None
+    assert out["context_block"] == expected["context_block"]
