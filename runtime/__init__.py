@@ -72,7 +72,7 @@ def _private_home(home: Path, url: str) -> None:
         home.mkdir(mode=0o700, parents=True)
         home.chmod(0o700)  # the umask may have narrowed the mode, never widened it
     path = url.removeprefix("sqlite:///")
-    if path and path != ":memory:" and not url.startswith("sqlite:///:memory:"):
+    if path and path != ":memory:":
         db = Path(path)
         if not db.exists() and db.parent.is_dir():
             os.close(os.open(db, os.O_CREAT | os.O_WRONLY, 0o600))

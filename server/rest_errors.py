@@ -42,6 +42,7 @@ from domain.errors import (
     PermissionDenied,
     Unauthenticated,
 )
+from domain.values import require_unicode
 from service.read_request import parse_request
 
 log = logging.getLogger("ameide.rest")
@@ -285,9 +286,9 @@ def _text_problem(body: bytes) -> str | None:
 def _lone_surrogate(value: Any, where: str) -> str | None:
     if isinstance(value, str):
         try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return f"{where} is not valid Unicode text (it holds a lone surrogate)"
+            require_unicode(value, where)
+        except InvalidArgument as refused:
+            return refused.message
         return None
     if isinstance(value, dict):
         for key, item in value.items():

@@ -83,12 +83,7 @@ class ServiceCore:
         perm = self.permission(uow, caller, repo_key)
         if not perm.any or uow.store.get_repository(repo_key) is None:
             raise NotFound(f"repository {repo_key} not found", repository=repo_key)
-        if not perm.can(action):
-            raise PermissionDenied(
-                f"{caller.principal_id} may not {action.value} in {repo_key}"
-                + (f" on behalf of {caller.on_behalf_of}" if caller.on_behalf_of else ""),
-                action=action.value,
-            )
+        _require(perm, caller, repo_key, action)
         return perm
 
     def visible_element(
@@ -126,13 +121,17 @@ class ServiceCore:
         perm = self.permission(uow, caller, repo_key)
         if not perm.can(Action.READ) or uow.store.get_repository(repo_key) is None:
             raise missing
-        if not perm.can(action):
-            raise PermissionDenied(
-                f"{caller.principal_id} may not {action.value} in {repo_key}"
-                + (f" on behalf of {caller.on_behalf_of}" if caller.on_behalf_of else ""),
-                action=action.value,
-            )
+        _require(perm, caller, repo_key, action)
         return perm
+
+    def readable_version(
+        self, perm: Permission, el: Element, v: ElementVersion | None
+    ) -> ElementVersion | None:
+        """``v`` when the caller may read it at the level it was written at (NOT_FOUND, like a
+        missing one, when the element was lowered since and ``v`` stays above clearance)."""
+        if v is not None and not perm.may_see(version_classification(el, v)):
+            raise NotFound(f"version {v.version_id} not found", version_id=v.version_id)
+        return v
 
     def visible_version(
         self, uow: UnitOfWork, caller: Caller, version_id: str
@@ -146,8 +145,7 @@ class ServiceCore:
             el, perm = self.visible_element(uow, caller, v.element_id)
         except NotFound:
             raise NotFound(f"version {version_id} not found", version_id=version_id) from None
-        if not perm.may_see(version_classification(el, v)):
-            raise NotFound(f"version {version_id} not found", version_id=version_id)
+        self.readable_version(perm, el, v)
         return v, el, perm
 
     @staticmethod
@@ -192,4 +190,14 @@ class ServiceCore:
             operation,
             repo_key,
             subject,
+        )
+
+
+def _require(perm: Permission, caller: Caller, repo_key: str, action: Action) -> None:
+    """PERMISSION_DENIED unless ``perm`` allows ``action`` (the caller may see the repository)."""
+    if not perm.can(action):
+        raise PermissionDenied(
+            f"{caller.principal_id} may not {action.value} in {repo_key}"
+            + (f" on behalf of {caller.on_behalf_of}" if caller.on_behalf_of else ""),
+            action=action.value,
         )

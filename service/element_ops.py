@@ -172,9 +172,7 @@ class ElementOps(ServiceCore):
                     raise NotFound(f"element {element_id} did not exist at {as_of.isoformat()}")
             else:
                 v = uow.store.get_version(el.head_version_id)
-            if v is not None and not perm.may_see(version_classification(el, v)):
-                # written at a level above the element's current one: hidden like a missing one
-                raise NotFound(f"version {v.version_id} not found", version_id=v.version_id)
+            self.readable_version(perm, el, v)
             self.log_read(
                 uow,
                 caller,

@@ -17,12 +17,13 @@ from typing import Any
 
 from domain.errors import Conflict, LegalHoldActive
 from domain.model import Element, ElementVersion, Provenance
-from domain.values import MAX_TITLE_CHARS, Classification, ElementKind, SourceKind, principal_type
+from domain.values import MAX_TITLE_CHARS, ElementKind, SourceKind, principal_type
 from ingest.links import FileLinks
 from ingest.plan_model import ActionKind, FileAction, IngestPlan
 from ingest.run_report import RunTally
 from ingest.state import MirrorState
 from service.authz import Caller
+from service.classification import planned_level
 from service.core import UnitOfWork
 from service.element_ops import ElementOps, created_payload
 
@@ -195,7 +196,7 @@ class IngestFileOps(ElementOps):
             kind=ElementKind.DOCUMENT.value,
             type_key=a.type_key,
             source_kind=SourceKind.INGESTED_EVIDENCE,
-            classification=_classification(a),
+            classification=planned_level(a),
             at=at,
             by=run.caller.principal_id,
             element_id=a.element_id,
@@ -282,7 +283,7 @@ class IngestFileOps(ElementOps):
         The caller is cleared for both levels (``service.classification.above_clearance``
         kept it out of the run otherwise). Lowering pins every earlier version at the old level
         and returns True: the caller then writes the version at the new level."""
-        wanted = _classification(a)
+        wanted = planned_level(a)
         if el.classification is wanted:
             return False
         lowered = wanted.rank < el.classification.rank
@@ -361,10 +362,6 @@ class IngestFileOps(ElementOps):
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
-def _classification(a: FileAction) -> Classification:
-    return Classification(a.classification.value) if a.classification else Classification.INTERNAL
 
 
 def _title(a: FileAction) -> str:
