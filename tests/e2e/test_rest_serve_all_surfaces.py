@@ -7,7 +7,6 @@ import json
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 
 import anyio
@@ -20,27 +19,13 @@ from server.grpc_server import SERVICE_NAMES
 from server.serve import AmeideServer, Endpoints, ServeConfig
 from tests.conftest import World
 from tests.e2e.mcp_harness import ROOT, http_session, structured
-
-LOOPBACK = ServeConfig(host="127.0.0.1", http_port=0, grpc_port=0, grace_seconds=2)
+from tests.e2e.serve_harness import serving
 
 
 @pytest.fixture
 def served(world: World) -> Iterator[tuple[AmeideServer, Endpoints]]:
-    server = AmeideServer(world.svc, world.app.settings, LOOPBACK)
-    ready = threading.Event()
-    found: list[Endpoints] = []
-
-    def on_ready(endpoints: Endpoints) -> None:
-        found.append(endpoints)
-        ready.set()
-
-    thread = threading.Thread(target=server.run, args=(on_ready,), daemon=True)
-    thread.start()
-    assert ready.wait(20), "the server did not start"
-    yield server, found[0]
-    server.stop()
-    thread.join(timeout=20)
-    assert not thread.is_alive()
+    with serving(world, grace_seconds=2) as running:
+        yield running
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.10", "::"])

@@ -9,10 +9,7 @@ from __future__ import annotations
 import socket
 import ssl
 import subprocess
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -24,34 +21,9 @@ from domain.errors import InvalidArgument
 from server.serve import AmeideServer, Endpoints, ServeConfig
 from tests.conftest import World
 from tests.e2e.mcp_harness import http_session, structured
+from tests.e2e.serve_harness import serving
 
 ATTACKER = "attacker.example"
-
-
-@contextmanager
-def serving(world: World, **options: object) -> Iterator[tuple[AmeideServer, Endpoints]]:
-    config = ServeConfig(
-        **{"host": "127.0.0.1", "http_port": 0, "grpc_port": 0, "grace_seconds": 1, **options}  # type: ignore[arg-type]
-    )
-    settings = world.app.settings
-    if not config.require_auth:
-        settings = settings.model_copy(update={"principal": world.admin.principal_id})
-    server = AmeideServer(world.svc, settings, config)
-    ready = threading.Event()
-    found: list[Endpoints] = []
-
-    def on_ready(endpoints: Endpoints) -> None:
-        found.append(endpoints)
-        ready.set()
-
-    thread = threading.Thread(target=server.run, args=(on_ready,), daemon=True)
-    thread.start()
-    assert ready.wait(20), "the server did not start"
-    try:
-        yield server, found[0]
-    finally:
-        server.stop()
-        thread.join(timeout=20)
 
 
 def _port(endpoints: Endpoints) -> int:
