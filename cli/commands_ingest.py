@@ -126,6 +126,7 @@ def _show_report(r: dict[str, Any]) -> None:
         [
             ("links", f"{links['added']} added, {links['retired']} retired, "
                       f"{links['unresolved']} unresolved"),
+            ("supersedes", _supersedes_line(r.get("supersedes"))),
             ("redacted", _pii_line(pii["redacted_files"], pii["redacted"])),
             ("rejected", _pii_line(pii["rejected_files"], pii["rejected"])),
             ("versions", r["versions_written"]),
@@ -234,3 +235,10 @@ def _show_explanation(r: dict[str, Any]) -> None:
             output.line(f"    {reason}", style="dim")
     if r["skipped"]:
         output.line(f"ingest would skip it: {r['skipped']['reason']}")
+
+
+def _supersedes_line(counts: dict[str, int] | None) -> str | None:
+    """The run's ``SUPERSEDES`` relationships (from lifecycle statements), if any changed."""
+    if not counts or not (counts["added"] or counts["retired"]):
+        return None
+    return f"{counts['added']} added, {counts['retired']} retired"

@@ -42,6 +42,7 @@ class RelationshipKind(StrEnum):
     SEMANTIC = "SEMANTIC"
     CONTAINMENT = "CONTAINMENT"
     REFERENCE = "REFERENCE"
+    SUPERSEDES = "SUPERSEDES"  # one page replaces another (from lifecycle statements)
 
 
 class ProposalStatus(StrEnum):

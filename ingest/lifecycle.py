@@ -197,17 +197,40 @@ def _as_list(value: object) -> list[object]:
     return list(value) if isinstance(value, list | tuple) else [value]
 
 
-def superseded_by_others(
-    statements: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]], paths: Collection[str]
-) -> dict[str, str]:
-    """Path → evidence, for every document another one says it supersedes (``Supersedes: B``
-    in A, or ``Superseded by: A`` in B resolved the other way round is already B's own
-    statement). ``statements``: path → (supersedes refs, superseded_by refs)."""
-    out: dict[str, str] = {}
+Statements = Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]
+"""Path → (``Supersedes`` refs, ``Superseded by`` refs), as each document states them."""
+
+
+Resolved = Mapping[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]]
+"""Path → ((ref, path it supersedes)…, (ref, path it is superseded by)…)."""
+
+
+def resolve_statements(statements: Statements, paths: Collection[str]) -> Resolved:
+    """Path → ((ref, path it supersedes)…, (ref, path it is superseded by)…): each document's
+    own statements resolved to files among ``paths`` (unresolvable and self references
+    dropped)."""
     names = names_index(paths)
-    for path, (supersedes, _) in sorted(statements.items()):
-        for ref in supersedes:
-            target = resolve_reference(ref, path, paths, names)
-            if target is not None and target != path and target not in out:
-                out[target] = f"superseded by {path} (Supersedes: {ref})"
+    out: dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = {}
+    for path, (supersedes, superseded_by) in sorted(statements.items()):
+        sides = []
+        for refs in (supersedes, superseded_by):
+            found: dict[str, str] = {}
+            for ref in refs:
+                target = resolve_reference(ref, path, paths, names)
+                if target is not None and target != path:
+                    found.setdefault(target, ref)
+            sides.append(tuple((ref, target) for target, ref in found.items()))
+        if sides[0] or sides[1]:
+            out[path] = (sides[0], sides[1])
+    return out
+
+
+def superseded_by_others(resolved: Resolved) -> dict[str, str]:
+    """Path → evidence, for every document another one says it supersedes (``Supersedes: B``
+    in A; ``Superseded by: A`` in B is already B's own statement). ``resolved``: from
+    :func:`resolve_statements`."""
+    out: dict[str, str] = {}
+    for path, (supersedes, _) in resolved.items():
+        for ref, target in supersedes:
+            out.setdefault(target, f"superseded by {path} (Supersedes: {ref})")
     return out

@@ -7,14 +7,19 @@ unresolved in the version metadata, with the reason, so a later run can still co
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ingest.plan_model import ActionKind, FileAction
+from ingest.plan_model import ActionKind, FileAction, LinkCandidate
 from ingest.state import MirroredFile, MirrorState
 
 LINK_TYPE = "ameide:ingest.links_to"
+SUPERSEDES_TYPE = "ameide:lifecycle.supersedes"
+"""A ``SUPERSEDES`` relationship stated by its source: "Supersedes: <target>"."""
+SUPERSEDED_BY_TYPE = "ameide:lifecycle.superseded_by"
+"""A ``SUPERSEDES`` relationship stated by the superseded page: "Superseded by: <target>"
+(so the *target* supersedes the source); each side reconciles what its own text states."""
 MAX_UNRESOLVED = 200  # kept in version metadata; a file with thousands of dead links is noise
 
 DOCUMENT_KINDS = frozenset(
@@ -58,20 +63,27 @@ def mirrored_after(actions: Iterable[FileAction], state: MirrorState) -> dict[tu
     return where
 
 
+def _links(action: FileAction) -> tuple[LinkCandidate, ...]:
+    return action.links
+
+
 def resolve_links(
-    actions: Iterable[FileAction], where: Mapping[tuple[str, str], str]
+    actions: Iterable[FileAction],
+    where: Mapping[tuple[str, str], str],
+    pick: Callable[[FileAction], tuple[LinkCandidate, ...]] = _links,
 ) -> dict[str, FileLinks]:
-    """Path → its links, for every document action that has links."""
+    """Path → its links (or, with ``pick``, other candidates such as lifecycle statements),
+    for every document action that has some."""
     repositories_by_path: dict[str, set[str]] = {}
     for repository, path in where:
         repositories_by_path.setdefault(path, set()).add(repository)
     out: dict[str, FileLinks] = {}
     for action in actions:
-        if action.kind not in DOCUMENT_KINDS or not action.links or action.repository is None:
+        if action.kind not in DOCUMENT_KINDS or not pick(action) or action.repository is None:
             continue
         targets: dict[str, LinkTarget] = {}
         unresolved: list[dict[str, str | None]] = []
-        for link in action.links:
+        for link in pick(action):
             target = link.target_path
             found = where.get((action.repository, target)) if target else None
             if found == action.element_id:
@@ -88,6 +100,18 @@ def resolve_links(
             unresolved.append({"raw": link.raw, "target_path": target, "reason": reason})
         out[action.path] = FileLinks(tuple(targets.values()), tuple(unresolved))
     return out
+
+
+def resolve_statements(
+    actions: Iterable[FileAction], where: Mapping[tuple[str, str], str]
+) -> dict[str, dict[str, FileLinks]]:
+    """Relationship type → path → the lifecycle statements of each document, resolved to
+    elements (``SUPERSEDES_TYPE`` and ``SUPERSEDED_BY_TYPE``)."""
+    actions = list(actions)
+    return {
+        SUPERSEDES_TYPE: resolve_links(actions, where, lambda a: a.supersedes),
+        SUPERSEDED_BY_TYPE: resolve_links(actions, where, lambda a: a.superseded_by),
+    }
 
 
 def late_targets(

@@ -178,6 +178,7 @@ class LinkKind(StrEnum):
 
     MARKDOWN_LINK = "markdown_link"  # [text](target) or a [ref]: target definition
     PATH_REFERENCE = "path_reference"  # a bare path like backlog/0042-auth.md in the text
+    LIFECYCLE = "lifecycle"  # a "Supersedes: 432" / "Superseded by: …" statement
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from ingest import lifecycle, pii
 from ingest.document import PreparedDocument, Skip, SkipCode, prepare_document
 from ingest.front_matter import JsonValue
-from ingest.markdown import LinkRef
+from ingest.markdown import LinkKind, LinkRef
 from ingest.paths import glob_match, unsafe_path_reason
 from ingest.plan_model import (
     TYPE_KEY,
@@ -317,7 +317,9 @@ def source_time(metadata: Mapping[str, JsonValue], committed: int | None) -> str
 
 
 def _mark_superseded(actions: list[FileAction], paths: set[str]) -> list[FileAction]:
-    """Mark the documents that other documents of this run say they supersede."""
+    """Resolve each document's ``Supersedes`` / ``Superseded by`` statements to files (they
+    become ``SUPERSEDES`` relationships), and mark the documents that other documents of this
+    run say they supersede."""
     statements = {
         a.path: (
             tuple(str(r) for r in _refs(a.metadata.get("supersedes_refs"))),
@@ -326,19 +328,33 @@ def _mark_superseded(actions: list[FileAction], paths: set[str]) -> list[FileAct
         for a in actions
         if a.body is not None
     }
-    marked = lifecycle.superseded_by_others(statements, paths)
-    if not marked:
+    resolved = lifecycle.resolve_statements(statements, paths)
+    marked = lifecycle.superseded_by_others(resolved)
+    if not resolved:
         return actions
     out = []
     for a in actions:
+        if a.body is None:
+            out.append(a)
+            continue
+        supersedes, superseded_by = resolved.get(a.path, ((), ()))
+        a = replace(
+            a,
+            supersedes=tuple(_statement(ref, target) for ref, target in supersedes),
+            superseded_by=tuple(_statement(ref, target) for ref, target in superseded_by),
+        )
         evidence = marked.get(a.path)
-        if a.body is not None and evidence and not a.metadata.get("superseded"):
+        if evidence and not a.metadata.get("superseded"):
             stated: dict[str, JsonValue] = {"state": lifecycle.SUPERSEDED, "evidence": evidence}
             metadata: dict[str, JsonValue] = {**a.metadata, "superseded": True}
             metadata["lifecycle"] = stated
             a = replace(a, metadata=metadata)
         out.append(a)
     return out
+
+
+def _statement(ref: str, target: str) -> LinkCandidate:
+    return LinkCandidate(ref, LinkKind.LIFECYCLE, target, True)
 
 
 def _refs(value: object) -> list[object]:

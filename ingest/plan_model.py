@@ -74,6 +74,8 @@ class FileAction:
     policy: Policy | None = None
     tags: tuple[str, ...] = ()
     links: tuple[LinkCandidate, ...] = ()
+    supersedes: tuple[LinkCandidate, ...] = ()  # files this one says it supersedes (resolved)
+    superseded_by: tuple[LinkCandidate, ...] = ()  # files this one says supersede it (resolved)
     pii_counts: Mapping[str, int] = field(default_factory=dict)
     rule: str | None = None
     override_rule: str | None = None

@@ -29,6 +29,8 @@ class RunTally:
     links_added: int = 0
     links_retired: int = 0
     links_unresolved: int = 0
+    supersedes_added: int = 0
+    supersedes_retired: int = 0
     repaired_front_matter: int = 0
     bytes_read: int = 0
 
@@ -80,6 +82,7 @@ class RunTally:
                 "retired": self.links_retired,
                 "unresolved": self.links_unresolved,
             },
+            "supersedes": {"added": self.supersedes_added, "retired": self.supersedes_retired},
             "front_matter_repaired": self.repaired_front_matter,
             "versions_written": self.versions,
             "repositories": sorted(self.written_to),

@@ -34,7 +34,14 @@ if TYPE_CHECKING:
 
 _ID = re.compile(r"^(el|ver|prop)_[0-9a-f]{24}$")
 _HIDES_EVENT = ("target_element_id",)  # the relationship is invisible when its target is
-_INGEST_AGGREGATES = ("counts", "skipped_by_code", "links", "versions_written", "repositories")
+_INGEST_AGGREGATES = (
+    "counts",
+    "skipped_by_code",
+    "links",
+    "supersedes",
+    "versions_written",
+    "repositories",
+)
 
 
 class Visibility:

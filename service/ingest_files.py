@@ -46,6 +46,7 @@ class IngestRun:
     links: dict[str, FileLinks]
     where: dict[tuple[str, str], str]
     progress: Progress | None
+    statements: dict[str, dict[str, FileLinks]] = field(default_factory=dict)  # lifecycle
     tally: RunTally = field(default_factory=RunTally)
     paths: dict[tuple[str, str], str] = field(default_factory=dict)  # (repo, path) → element
     applied: list[FileAction] = field(default_factory=list)  # document actions written or kept

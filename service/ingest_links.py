@@ -1,4 +1,7 @@
-"""Reconciling the ``REFERENCE`` relationships between mirrored files after the file actions."""
+"""Reconciling relationships between mirrored files after the file actions: ``REFERENCE`` ones
+from links, ``SUPERSEDES`` ones from lifecycle statements ("Supersedes: 432", "Superseded by:
+…"). Each file's own text decides the relationships it states: stated ones are added, ones its
+text no longer states are retired."""
 
 from __future__ import annotations
 
@@ -11,27 +14,69 @@ _LinkWork = tuple[str, str, tuple[LinkTarget, ...], bool]
 """(repository, source element, link targets, whether links no longer named are retired)"""
 
 
+class _Counts:
+    """Where one relationship type's additions and retirements are tallied."""
+
+    def __init__(self, run: IngestRun, type_key: str) -> None:
+        self.run, self.links = run, type_key == LINK_TYPE
+        self.reason = "link removed" if self.links else "statement removed"
+
+    def added(self, n: int) -> None:
+        if self.links:
+            self.run.tally.links_added += n
+        else:
+            self.run.tally.supersedes_added += n
+        self.run.tally.writes += n
+
+    def retired(self) -> None:
+        if self.links:
+            self.run.tally.links_retired += 1
+        else:
+            self.run.tally.supersedes_retired += 1
+        self.run.tally.writes += 1
+
+
 class IngestLinkOps(IngestFileOps):
     """The link step of an ingest run."""
 
     def _apply_links(self, run: IngestRun) -> None:
-        """Make each mirrored file's ``links_to`` relationships match its links, and connect
-        older files whose unresolved links point at files that appeared in this run."""
+        """Make each mirrored file's ``links_to`` relationships match its links, connect older
+        files whose unresolved links point at files that appeared in this run, and make its
+        ``SUPERSEDES`` relationships match its lifecycle statements."""
         work: list[_LinkWork] = []
         for a in run.applied:
             links = run.links.get(a.path, FileLinks())
             run.tally.links_unresolved += len(links.unresolved)
             work.append((a.repository or "", a.element_id or "", links.targets, True))
         work += self._late_links(run)
+        self._reconcile(run, LINK_TYPE, RelationshipKind.REFERENCE, work)
+        for type_key, stated in run.statements.items():
+            work = [
+                (
+                    a.repository or "",
+                    a.element_id or "",
+                    stated.get(a.path, FileLinks()).targets,
+                    True,
+                )
+                for a in run.applied
+            ]
+            self._reconcile(run, type_key, RelationshipKind.SUPERSEDES, work)
+
+    def _reconcile(
+        self, run: IngestRun, type_key: str, kind: RelationshipKind, work: list[_LinkWork]
+    ) -> None:
+        """Apply ``work`` for one relationship type, in batches of units of work."""
+        counts = _Counts(run, type_key)
         total = len(work)
         for start in range(0, total, BATCH * 2):
             batch = work[start : start + BATCH * 2]
             with self._uow() as uow:
-                existing = uow.store.live_relationships_from((item[1] for item in batch), LINK_TYPE)
+                existing = uow.store.live_relationships_from((item[1] for item in batch), type_key)
                 added: list[Relationship] = []
                 for item in batch:
-                    added += self._link(uow, run, item, existing)
-                self._write_links(uow, run, added)
+                    added += self._link(uow, run, item, existing, kind, type_key, counts)
+                self.write_relationships(uow, run.caller, added)
+                counts.added(len(added))
                 uow.commit()
             run.tick("linking", min(start + len(batch), total), total)
 
@@ -41,8 +86,11 @@ class IngestLinkOps(IngestFileOps):
         run: IngestRun,
         item: _LinkWork,
         existing: dict[str, list[Relationship]],
+        kind: RelationshipKind,
+        type_key: str,
+        counts: _Counts,
     ) -> list[Relationship]:
-        """The relationships to add for one file; retires the ones its links no longer name."""
+        """The relationships to add for one file; retires the ones it no longer states."""
         repository, source_id, targets, reconcile = item
         have = {r.target_element_id: r for r in existing.get(source_id, [])}
         want = {t.element_id: t for t in targets}
@@ -50,8 +98,8 @@ class IngestLinkOps(IngestFileOps):
         added = [
             Relationship.new(
                 repository,
-                RelationshipKind.REFERENCE,
-                LINK_TYPE,
+                kind,
+                type_key,
                 source_id,
                 target_id,
                 {"raw": target.raw, "target_path": target.path},
@@ -75,17 +123,10 @@ class IngestLinkOps(IngestFileOps):
                 "relationship.retired",
                 at,
                 element_id=source_id,
-                payload={"relationship_id": rel.relationship_id, "reason": "link removed"},
+                payload={"relationship_id": rel.relationship_id, "reason": counts.reason},
             )
-            run.tally.links_retired += 1
-            run.tally.writes += 1
+            counts.retired()
         return added
-
-    def _write_links(self, uow: UnitOfWork, run: IngestRun, rels: list[Relationship]) -> None:
-        """Append the run's link relationships (one statement, each audited)."""
-        self.write_relationships(uow, run.caller, rels)
-        run.tally.links_added += len(rels)
-        run.tally.writes += len(rels)
 
     def _late_links(self, run: IngestRun) -> list[_LinkWork]:
         """Files untouched by this run whose recorded unresolved links now resolve."""

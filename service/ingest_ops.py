@@ -8,8 +8,8 @@ outbox apply exactly as for any other write:
 2. plan from the last ingested commit (only the diff is read) or, on the first run, a full scan;
 3. apply file actions (create, new version, rename, retire, reinstate), ``BATCH`` files per unit
    of work, so a large backlog never holds one giant transaction (``service.ingest_files``);
-4. reconcile ``REFERENCE`` relationships between mirrored files, also batched
-   (``service.ingest_links``);
+4. reconcile ``REFERENCE`` relationships between mirrored files, and ``SUPERSEDES`` ones from
+   their lifecycle statements, also batched (``service.ingest_links``);
 5. only then record the source's last commit and report, with one ``ingest.run`` audit event.
 
 A run that writes nothing at the commit already recorded writes nothing at all — no versions, no
@@ -28,7 +28,7 @@ from domain.permissions import Action
 from domain.values import Classification
 from ingest.explain import explain_routing
 from ingest.git_source import GitBacklogSource, GitSourceError
-from ingest.links import mirrored_after, resolve_links
+from ingest.links import mirrored_after, resolve_links, resolve_statements
 from ingest.plan import PlanOptions, build_plan
 from ingest.plan_model import ActionKind, FileAction, IngestPlan
 from ingest.routing import RepositoryKey, RoutingConfigError, load_config
@@ -128,7 +128,15 @@ class IngestOps(IngestLinkOps):
                 kept.append(action)
         where = mirrored_after(kept, state)
         run = IngestRun(
-            caller, plan, kept, state, resolve_links(kept, where), where, progress, tally
+            caller,
+            plan,
+            kept,
+            state,
+            resolve_links(kept, where),
+            where,
+            progress,
+            resolve_statements(kept, where),
+            tally,
         )
         run.paths = {k: f.element_id for k, f in state.files.items()}
         return run

@@ -82,3 +82,45 @@ def test_lifecycle_comes_from_body_conventions_and_front_matter(
     )
     gentle = next(i for i in why["items"] if i["provenance"]["path"] == "435-remote-dev.md")
     assert gentle["score_breakdown"]["superseded"]["weight"] == -0.5
+
+
+def test_supersedes_statements_become_relationships_from_either_side(
+    sqlite_app: App, tmp_path: Path
+) -> None:
+    """A "Supersedes: 432" line in 435 and "Superseded by [ADR-0005]" in ADR 3 each become a
+    ``SUPERSEDES`` relationship between the two elements; a statement removed in a later
+    commit retires its relationship on the incremental run, and the others stay."""
+    w = make_world(sqlite_app)
+    ingestor = Caller(f"service:ss-{w.repo.split('/')[0]}")
+    w.svc.grant(w.admin, ingestor.principal_id, "ingestor", w.repo)
+    git = GitRepo(tmp_path / "backlog")
+    for path, text in DOCS.items():
+        git.write(path, text)
+    git.commit("backlog")
+    report = w.svc.ingest_backlog(ingestor, str(git.root), w.repo)
+    assert report["supersedes"] == {"added": 2, "retired": 0}
+
+    def el(path: str) -> str:
+        return element_id_for(w.repo, str(git.root.resolve()), path)
+
+    def supersedes(path: str) -> set[tuple[str, str, str]]:
+        return {
+            (r["type_key"], r["source_element_id"], r["target_element_id"])
+            for r in w.svc.list_relationships(w.reader, el(path))
+            if r["relationship_kind"] == "SUPERSEDES"
+        }
+
+    assert supersedes("432-devcontainer-modes.md") == {
+        ("ameide:lifecycle.supersedes", el("435-remote-dev.md"), el("432-devcontainer-modes.md"))
+    }  # "parts of 367" is not a replacement, and 367 is not in the source anyway
+    assert supersedes("adr-0005-storage.md") == {
+        ("ameide:lifecycle.superseded_by", el("adr-0003-storage.md"), el("adr-0005-storage.md"))
+    }
+    assert not supersedes("650-agentic-coding.md")  # "superseded by 650 suite": no statement line
+
+    git.write("435-remote-dev.md", DOCS["435-remote-dev.md"].replace("**Supersedes:** 432", "x"))
+    git.commit("435 no longer replaces 432")
+    again = w.svc.ingest_backlog(ingestor, str(git.root), w.repo)
+    assert again["supersedes"] == {"added": 0, "retired": 1}
+    assert not supersedes("432-devcontainer-modes.md")
+    assert supersedes("adr-0005-storage.md")
