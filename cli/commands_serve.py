@@ -110,6 +110,7 @@ def serve(
     from server.serve import AmeideServer, ServeConfig, configure_logging
 
     s = session(ctx)
+    s.background = True  # a long-running process: semantic vectors are built as writes come
     service = s.service  # opens the database now: fail in one line before binding ports
     settings = s.settings
     if no_auth:  # requests without a token act as the CLI's principal

@@ -39,6 +39,7 @@ class CliState:
     on_behalf_of: str | None = None
     purpose: str | None = None
     json: bool = False
+    background: bool = False  # long-running commands (serve, mcp) set it before the service
     _app: App | None = field(default=None, repr=False)
     _settings: Settings | None = field(default=None, repr=False)
 
@@ -61,7 +62,7 @@ class CliState:
 
         if self._app is None:
             ensure_initialised(self.settings)
-            self._app = build_app(self.settings)
+            self._app = build_app(self.settings, background=self.background)
         return self._app.service
 
     def initialise(self) -> MemoryService:
@@ -70,7 +71,7 @@ class CliState:
 
         url = self.settings.resolved_database_url
         try:
-            self._app = build_app(self.settings, migrate=True)
+            self._app = build_app(self.settings, migrate=True, background=self.background)
         except Exception as exc:  # driver and filesystem errors vary; report them in one line
             raise unavailable("cannot initialise", url, exc) from None
         return self._app.service

@@ -8,6 +8,11 @@ each term a value in [0, 1] (hops for graph distance) times a configurable weigh
   its best value among the candidates, mixed by ``chunk_share``. A version named in the request
   is fully relevant; one reached over a relationship inherits ``expansion_decay ** hops`` of its
   seed's relevance unless it matched better on its own.
+- With semantic recall (the ``semantic`` extra), *relevance* fuses that keyword relevance with
+  the version's best-chunk cosine similarity to the question: ``(1 - semantic) * keyword +
+  semantic * similarity``, the similarity rescaled to [0, 1] between ``semantic_floor`` and the
+  best among the candidates. A version without vectors yet keeps its keyword relevance alone;
+  the breakdown's relevance term shows both parts.
 - *trust* is the relevance again for canonical content and 0 for ingested evidence: canonical
   content scores ``relevance * (1 + trust weight)``, so with the default weight it outranks any
   evidence it matches at least half as well as, while a canonical page that merely shares a
@@ -39,6 +44,7 @@ from projection.selection import CANONICAL
 WHY_KEYWORD = "keyword_match"
 WHY_RELATIONSHIP = "relationship_path"
 WHY_DIRECT = "direct_fetch"
+WHY_SEMANTIC = "semantic_match"
 _DAY = 86_400.0
 
 
@@ -61,6 +67,10 @@ class RankingWeights:
     retired: float = 0.4
     duplicate: float = 0.5
     expansion_decay: float = 0.5
+    # Share of relevance from semantic similarity, for versions that have vectors; cosine at or
+    # below semantic_floor counts 0 (unrelated text still scores ~0.1 with MiniLM).
+    semantic: float = 0.4
+    semantic_floor: float = 0.15
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object] | None) -> RankingWeights:
@@ -84,11 +94,13 @@ class RankingWeights:
             weights.expansion_decay,
             weights.superseded,
             weights.superseded_current,
+            weights.semantic,
+            weights.semantic_floor,
         )
         if max(bounded) > 1:
             raise ValueError(
-                "chunk_share, expansion_decay, superseded and superseded_current must be within "
-                "[0, 1]"
+                "chunk_share, expansion_decay, superseded, superseded_current, semantic and "
+                "semantic_floor must be within [0, 1]"
             )
         if weights.recency_half_life_days <= 0:
             raise ValueError("recency_half_life_days must be positive")
@@ -166,6 +178,8 @@ class Candidate:
     path: tuple[PathStep, ...] = ()
     seed_element_id: str | None = None
     """For an expanded candidate: the recalled element its path starts from."""
+    semantic_score: float | None = None
+    """Best-chunk cosine similarity to the question; ``None``: no vectors (or no extra)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,29 +199,50 @@ class Scored:
 
 def relevance(candidates: Sequence[Candidate], weights: RankingWeights) -> dict[str, float]:
     """Relevance in [0, 1] per version id (see the module docstring)."""
+    return {v: parts[0] for v, parts in relevance_parts(candidates, weights).items()}
+
+
+def relevance_parts(
+    candidates: Sequence[Candidate], weights: RankingWeights
+) -> dict[str, tuple[float, float, float | None]]:
+    """Per version id: (relevance, its keyword part, its semantic part or ``None``)."""
     best_chunk = max((c.chunk_score for c in candidates), default=0.0)
     best_version = max((c.version_score for c in candidates), default=0.0)
+    floor = weights.semantic_floor
+    best_semantic = max(
+        (c.semantic_score for c in candidates if c.semantic_score is not None), default=floor
+    )
     share = weights.chunk_share
-    out: dict[str, float] = {}
+    out: dict[str, tuple[float, float, float | None]] = {}
     for c in candidates:
         if c.why_included == WHY_DIRECT:
-            out[c.version_id] = 1.0
+            out[c.version_id] = (1.0, 1.0, None)
             continue
         chunk = c.chunk_score / best_chunk if best_chunk > 0 else 0.0
         whole = c.version_score / best_version if best_version > 0 else 0.0
-        out[c.version_id] = share * chunk + (1 - share) * whole
-    seeds = {c.element_id: out[c.version_id] for c in candidates if not c.hops}
+        keyword = share * chunk + (1 - share) * whole
+        if c.semantic_score is None or weights.semantic <= 0:
+            out[c.version_id] = (keyword, keyword, None)
+            continue
+        span = best_semantic - floor
+        similar = max(0.0, c.semantic_score - floor) / span if span > 0 else 0.0
+        fused = (1 - weights.semantic) * keyword + weights.semantic * similar
+        out[c.version_id] = (fused, keyword, similar)
+    seeds = {c.element_id: out[c.version_id][0] for c in candidates if not c.hops}
     for c in candidates:
         if c.hops and c.seed_element_id in seeds:
             inherited = weights.expansion_decay**c.hops * seeds[c.seed_element_id]
-            out[c.version_id] = max(out[c.version_id], inherited)
+            if inherited > out[c.version_id][0]:
+                out[c.version_id] = (inherited, *out[c.version_id][1:])
     return out
 
 
 def score(candidates: Sequence[Candidate], weights: RankingWeights, now: float) -> list[Scored]:
     """Score every candidate; best first, ties broken by element then version id."""
-    relevant = relevance(candidates, weights)
-    return order([_scored(c, relevant[c.version_id], weights, now) for c in candidates])
+    parts = relevance_parts(candidates, weights)
+    return order(
+        [_scored(c, parts[c.version_id][0], weights, now, parts[c.version_id]) for c in candidates]
+    )
 
 
 def represent(item: Scored, group: Sequence[Scored], weights: RankingWeights, now: float) -> Scored:
@@ -219,10 +254,19 @@ def represent(item: Scored, group: Sequence[Scored], weights: RankingWeights, no
     return _scored(item.candidate, best, weights, now)
 
 
-def _scored(c: Candidate, relevant: float, weights: RankingWeights, now: float) -> Scored:
+def _scored(
+    c: Candidate,
+    relevant: float,
+    weights: RankingWeights,
+    now: float,
+    parts: tuple[float, float, float | None] | None = None,
+) -> Scored:
     age_days = max(0.0, now - c.recorded_at) / _DAY
+    fused = _term(relevant, weights.relevance)
+    if parts is not None and parts[2] is not None:  # show what the relevance was fused from
+        fused = {**fused, "keyword": round(parts[1], 6), "semantic": round(parts[2], 6)}
     breakdown = {
-        "relevance": _term(relevant, weights.relevance),
+        "relevance": fused,
         "trust": _term(relevant if c.source_kind == CANONICAL else 0.0, weights.trust),
         "recency": _term(0.5 ** (age_days / weights.recency_half_life_days), weights.recency),
         "graph_distance": _term(float(c.hops), -weights.graph_distance),

@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from domain.errors import InvalidArgument
+from projection.keyword_index import KeywordIndex
 from projection.whoosh import WhooshKeywordIndex
 from service.app import MemoryService
 from service.authz import Authorizer
 from service.clock import Clock
 from service.index_ops import IndexMaintainer
+from service.semantic_recall import SemanticRecall
 from service.settings import Settings
 from storage.db import SqlAlchemyUnitOfWork, make_engine
 
@@ -32,13 +34,19 @@ class App:
 
     def close(self) -> None:
         """Release the index and the database connections."""
+        if self.service.semantic is not None:
+            self.service.semantic.close()
         if self.service.indexer is not None:
             self.service.indexer.close()
         self.engine.dispose()
 
 
-def build_app(settings: Settings, *, migrate: bool = False) -> App:
-    """Wire storage, authorization and the clock into a service (no work at import time)."""
+def build_app(settings: Settings, *, migrate: bool = False, background: bool = True) -> App:
+    """Wire storage, authorization and the clock into a service (no work at import time).
+
+    ``background``: build semantic recall's vectors on a background thread after writes (long-
+    lived processes: servers, MCP, benchmarks). A one-shot CLI command passes ``False``: it
+    would exit mid-build; ``ameide index embed`` builds them in the foreground instead."""
     url = settings.resolved_database_url
     if url.startswith("sqlite"):
         _private_home(settings.home, url)
@@ -51,18 +59,49 @@ def build_app(settings: Settings, *, migrate: bool = False) -> App:
     def plain_uow(readonly: bool = False) -> SqlAlchemyUnitOfWork:
         return SqlAlchemyUnitOfWork(engine, readonly=readonly)
 
-    def open_index() -> WhooshKeywordIndex:
+    def open_index() -> KeywordIndex:
         return WhooshKeywordIndex(settings.index_dir)
 
-    indexer = IndexMaintainer(plain_uow, open_index)
+    indexer: IndexMaintainer[KeywordIndex] = IndexMaintainer(plain_uow, open_index)
+    semantic = _semantic_recall(settings, plain_uow)
+
+    def after_commit() -> None:
+        # After every committed write the index applies the outbox (failures stay as catch-up);
+        # embeddings only get a nudge: they are built in the background, never waited for.
+        indexer.catch_up()
+        if semantic is not None and background:
+            semantic.poke()
 
     def uow_factory(readonly: bool = False) -> SqlAlchemyUnitOfWork:
-        # After every committed write the index applies the outbox (failures stay as catch-up).
-        return SqlAlchemyUnitOfWork(engine, readonly=readonly, on_commit=indexer.catch_up)
+        return SqlAlchemyUnitOfWork(engine, readonly=readonly, on_commit=after_commit)
 
-    service = MemoryService(uow_factory, Authorizer(), Clock(), indexer)
+    service = MemoryService(uow_factory, Authorizer(), Clock(), indexer, semantic)
     service.configure_ranking(_config_file(settings).get("ranking"))
     return App(settings, engine, service)
+
+
+def _semantic_recall(settings: Settings, plain_uow: Any) -> SemanticRecall | None:
+    """Semantic recall when the ``semantic`` extra is installed and not switched off
+    (``AMEIDE_SEMANTIC=off``); ``on`` insists (an error without the extra)."""
+    if settings.semantic == "off":
+        return None
+    from projection.semantic import encoder  # standard library only at import
+
+    if not encoder.available():
+        if settings.semantic == "on":
+            raise InvalidArgument(
+                "AMEIDE_SEMANTIC=on but the semantic extra is not installed: run `make semantic`",
+                field="semantic",
+            )
+        return None
+    from projection.semantic.vectors import VectorIndex
+    from service.semantic_recall import SemanticRecall
+
+    def open_vectors() -> VectorIndex:
+        return VectorIndex(settings.vectors_dir, encoder.MiniLMEncoder)
+
+    maintainer = IndexMaintainer(plain_uow, open_vectors, label="embedding index", chunk_rows=False)
+    return SemanticRecall(maintainer, encoder.MODEL_NAME)
 
 
 def _private_home(home: Path, url: str) -> None:

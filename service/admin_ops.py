@@ -255,7 +255,22 @@ class AdminOps(ServiceCore):
         before = indexer.status()
         applied = indexer.catch_up(wait=True) if catch_up else 0
         after = indexer.status() if applied or not before["consistent"] else before
-        return {**after, "pending_before": before["pending"], "applied": applied}
+        semantic = self.semantic.status() if self.semantic is not None else None
+        return {**after, "pending_before": before["pending"], "applied": applied,
+                "semantic": semantic}  # fmt: skip
+
+    def embedding_build(self, caller: Caller, progress: Any = None) -> dict[str, Any]:
+        """Embed every version not embedded yet, now, in the foreground (the background upkeep
+        does the same after writes while a server runs); global admin."""
+        self._require_global_admin(caller)
+        if self.semantic is None:
+            raise FailedPrecondition(
+                "semantic recall is off: install the semantic extra (make semantic) and leave "
+                "AMEIDE_SEMANTIC unset or set it to on"
+            )
+        before = self.semantic.status()
+        applied = self.semantic.build(progress)
+        return {**self.semantic.status(), "pending_before": before["pending"], "applied": applied}
 
     def index_rebuild(self, caller: Caller, progress: Any = None) -> dict[str, Any]:
         """Recompute the keyword index and the chunk rows from the database."""

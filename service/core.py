@@ -15,6 +15,7 @@ from projection.keyword_index import KeywordIndex
 from service.authz import Authorizer, Caller, Grant, Permission
 from service.clock import Clock
 from service.index_ops import IndexMaintainer
+from service.semantic_recall import SemanticRecall
 
 
 class UnitOfWork(Protocol):
@@ -41,12 +42,14 @@ class ServiceCore:
         uow_factory: UowFactory,
         authorizer: Authorizer,
         clock: Clock,
-        indexer: IndexMaintainer | None = None,
+        indexer: IndexMaintainer[KeywordIndex] | None = None,
+        semantic: SemanticRecall | None = None,
     ) -> None:
         self._uow = uow_factory
         self.authorizer = authorizer
         self.clock = clock
         self.indexer = indexer
+        self.semantic = semantic  # semantic recall, when the extra is installed and enabled
 
     @property
     def index(self) -> KeywordIndex:

@@ -4,7 +4,9 @@
   the same permission filter and selection as a read, nothing else;
 - ``full``: the read_context pipeline without expansion (both BM25 signals, trust, recency,
   superseded demotion, near-duplicate collapse into the right representative);
-- ``full_expanded``: the same with one hop of relationship expansion.
+- ``full_expanded``: the same with one hop of relationship expansion;
+- ``hybrid`` (only with the ``semantic`` extra): ``full`` with semantic recall fused in — what
+  ``read_context`` does by default when the extra is installed.
 
 Each returned item is keyed by its element id when the dataset grades element ids, else by the
 provenance path of evidence; metrics come from ``projection.eval_metrics``.
@@ -41,7 +43,7 @@ class EvalOps(ReadPipeline):
     def eval_pipelines(self) -> tuple[str, ...]:
         """The pipelines ``evaluate`` compares, in order (a pipeline that needs an optional
         extra, such as semantic recall, adds itself here when it is installed)."""
-        return PIPELINES
+        return PIPELINES + (("hybrid",) if self.semantic is not None else ())
 
     def evaluate(
         self,
@@ -67,6 +69,8 @@ class EvalOps(ReadPipeline):
             self.log_read(uow, caller, "eval", key, queries=len(queries), k=k)
             uow.commit()
         self.catch_up_index()
+        if self.semantic is not None:
+            self.semantic.build()  # every version embedded before hybrid is scored
         names = self.eval_pipelines()
         rows: dict[str, list[dict[str, float]]] = {name: [] for name in names}
         per_query = []
@@ -108,7 +112,7 @@ class EvalOps(ReadPipeline):
         req = self._request(key, q, k, selector, 1 if name == "full_expanded" else 0)
         if name == "keyword":
             return self._keyword_run(caller, req, q, k)
-        items = self.run_read(caller, req)["items"][:k]
+        items = self.run_read(caller, req, semantic=name == "hybrid")["items"][:k]
         with self._uow(readonly=True) as uow:
             rows = uow.store.version_rows([i["version_id"] for i in items])
         bodies = [rows[i["version_id"]]["body"] for i in items]

@@ -31,18 +31,50 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from projection.keyword_index import (
     Gap,
     IndexedChunk,
-    KeywordIndex,
     classification_rank,
     indexed_chunks,
 )
 from projection.selection import epoch_of, is_superseded
+
+
+class Projection(Protocol):
+    """What outbox upkeep needs of a derived projection of chunks (``KeywordIndex`` has it)."""
+
+    def replace_versions(
+        self,
+        chunks: Iterable[IndexedChunk],
+        *,
+        version_ids: Collection[str] = (),
+        position: int | None = None,
+    ) -> None: ...
+    def delete_versions(
+        self, version_ids: Collection[str], *, position: int | None = None
+    ) -> None: ...
+    def last_applied_position(self) -> int | None: ...
+    def open_gaps(self) -> list[Gap]: ...
+    def advance(self, position: int, gaps: Sequence[Gap] = ()) -> None: ...
+    def needs_rebuild(self) -> bool: ...
+    def is_intact(self) -> bool: ...
+    def rebuild(
+        self,
+        chunks: Iterable[IndexedChunk],
+        *,
+        position: int | None = None,
+        gaps: Sequence[Gap] = (),
+    ) -> None: ...
+    def doc_count(self) -> int: ...
+    def version_count(self) -> int: ...
+    def close(self) -> None: ...
+
+
+P = TypeVar("P", bound=Projection)
 
 BATCH = 500
 GAP_TIMEOUT = 600.0  # seconds an id skipped below the watermark is looked for (then: rolled back)
@@ -88,20 +120,31 @@ def chunk_rows(chunks: Iterable[IndexedChunk]) -> list[dict[str, Any]]:
     return rows
 
 
-class IndexMaintainer:
-    """Applies the outbox to a keyword index; rebuilds it; reports its lag."""
+class IndexMaintainer(Generic[P]):
+    """Applies the outbox to a projection of chunks — the keyword index, or the embedding index
+    (``projection.semantic``) — rebuilds it, reports its lag. Only the keyword index's upkeep
+    keeps the database's chunk rows (``chunk_rows``)."""
 
-    def __init__(self, uow_factory: Callable[..., Any], open_index: Callable[[], KeywordIndex]):
+    def __init__(
+        self,
+        uow_factory: Callable[..., Any],
+        open_index: Callable[[], P],
+        *,
+        label: str = "keyword index",
+        chunk_rows: bool = True,
+    ):
         self._uow = uow_factory  # units of work WITHOUT the on-commit hook (no recursion)
         self._open_index = open_index
-        self._index: KeywordIndex | None = None
+        self._index: P | None = None
+        self.label = label
+        self._keeps_chunk_rows = chunk_rows
         self._lock = threading.Lock()
         self._dirty = False
         self._pruned_at: float | None = None  # time.monotonic() of this process's last prune
 
     @property
-    def index(self) -> KeywordIndex:
-        """The keyword index, opened on first use."""
+    def index(self) -> P:
+        """The projection, opened on first use."""
         if self._index is None:
             self._index = self._open_index()
         return self._index
@@ -132,7 +175,7 @@ class IndexMaintainer:
         if self.index.needs_rebuild():  # e.g. opened on files of an older format
             applied += self._rebuild_covering()
         elif not self.index.is_intact():  # e.g. its directory deleted under the process
-            log.warning("the keyword index is missing on disk: rebuilding it")
+            log.warning("the %s is missing on disk: rebuilding it", self.label)
             applied += self._rebuild_covering()
         elif self._behind_pruning():
             applied += self._rebuild_covering()
@@ -154,8 +197,9 @@ class IndexMaintainer:
                 expected = uow.store.indexable_version_count()
                 if expected:
                     log.warning(
-                        "the keyword index opened empty (or without an outbox position) but the "
+                        "the %s opened empty (or without an outbox position) but the "
                         "database has %d indexable versions: rebuilding it",
+                        self.label,
                         expected,
                     )
                 return True
@@ -163,8 +207,9 @@ class IndexMaintainer:
             newest = uow.store.max_outbox_id()
         if position < pruned or position > newest:
             log.warning(
-                "the keyword index is at outbox position %d but the outbox was pruned up to %d "
+                "the %s is at outbox position %d but the outbox was pruned up to %d "
                 "and ends at %d: rebuilding it",
+                self.label,
                 position,
                 pruned,
                 newest,
@@ -196,9 +241,11 @@ class IndexMaintainer:
             chunks = [c for v in live for c in chunks_of(v)]
             self.index.replace_versions(chunks, version_ids=[v.version_id for v in live])
             self.index.delete_versions([v.version_id for v in versions if v.erased])
-            with self._uow() as uow:
-                uow.store.replace_chunk_rows([v.version_id for v in versions], chunk_rows(chunks))
-                uow.commit()
+            if self._keeps_chunk_rows:
+                with self._uow() as uow:
+                    rows = chunk_rows(chunks)
+                    uow.store.replace_chunk_rows([v.version_id for v in versions], rows)
+                    uow.commit()
         if work or late or open_ != gaps:
             self.index.advance(work[-1][0] if work else position, open_)
         return len(work) + len(late)
@@ -248,6 +295,8 @@ class IndexMaintainer:
             chunks = list(self._stream(uow.store.all_indexable_versions(), progress))
         gaps = _skipped(low - 1, present, time.time())
         self.index.rebuild(chunks, position=top, gaps=gaps)
+        if not self._keeps_chunk_rows:
+            return {"chunks": len(chunks), "versions": len({c.version_id for c in chunks})}
         with self._uow() as uow:
             uow.store.clear_chunk_rows()
             rows = chunk_rows(chunks)
@@ -333,3 +382,51 @@ def _without(gaps: list[Gap], found: list[int]) -> list[Gap]:
         if last < high:
             remaining.append((last + 1, high, seen))
     return remaining
+
+
+class BackgroundUpkeep:
+    """Runs a maintainer's catch-up on a daemon thread, off the request path: :meth:`poke`
+    after a commit only wakes it, so a write (an ingest) never waits for slow upkeep such as
+    embedding. A failed round is logged and retried at the next poke."""
+
+    def __init__(self, maintainer: IndexMaintainer[Any]) -> None:
+        self.maintainer = maintainer
+        self._wake = threading.Event()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self.busy = False
+
+    def poke(self) -> None:
+        """Ask for a catch-up soon (starts the thread on first use)."""
+        with self._start_lock:
+            if self._stop:
+                return
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name=f"upkeep: {self.maintainer.label}", daemon=True
+                )
+                self._thread.start()
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._stop:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop:
+                return
+            self.busy = True
+            try:
+                self.maintainer.catch_up(wait=True)
+            except Exception:
+                log.exception("background upkeep of the %s failed", self.maintainer.label)
+            finally:
+                self.busy = False
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the thread (a round in progress finishes its current batch first)."""
+        with self._start_lock:
+            self._stop = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)

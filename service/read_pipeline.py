@@ -44,6 +44,7 @@ from service.read_recall import (
     expand,
     index_filter,
     recall_by_ids,
+    recall_by_meaning,
     recall_by_query,
 )
 from service.read_request import ReadRequest
@@ -101,8 +102,12 @@ class ReadPipeline(ServiceCore):
         if self.indexer is not None:
             self.indexer.catch_up()
 
-    def run_read(self, caller: Caller, req: ReadRequest) -> dict[str, Any]:
-        """Everything of one read except storing it: the response without ``context_id``."""
+    def run_read(
+        self, caller: Caller, req: ReadRequest, *, semantic: bool = True
+    ) -> dict[str, Any]:
+        """Everything of one read except storing it: the response without ``context_id``
+        (``semantic=False``: keyword recall only, even with semantic recall installed — the
+        eval harness compares both)."""
         now = self.clock.now()
         if req.as_of is not None and req.as_of > now:
             raise InvalidArgument(
@@ -120,7 +125,9 @@ class ReadPipeline(ServiceCore):
                     "note": "user text is matched as plain words (English stemming); field "
                     "syntax, operators and wildcards are not interpreted",
                 }
-            ranked = self._rank_rounds(uow, req, perms, selection, trace, req.as_of or now)
+            ranked = self._rank_rounds(
+                uow, req, perms, selection, trace, req.as_of or now, semantic
+            )
         packed = pack(
             [ranked.sources[s.candidate.version_id] for s in ranked.scored],
             req.budget.max_items,
@@ -147,6 +154,7 @@ class ReadPipeline(ServiceCore):
         selection: Selection,
         trace: Trace,
         instant: datetime,
+        semantic: bool = True,
     ) -> Ranked:
         """Recall, expand and rank, widening the query window until the budget can fill."""
         want = 2 * req.budget.max_items + 4
@@ -156,6 +164,10 @@ class ReadPipeline(ServiceCore):
                 recalled, exhausted = recall_by_query(
                     self.index, str(req.query), flt, selection, want
                 )
+                if self.semantic is not None and semantic:
+                    recalled = recall_by_meaning(
+                        self.semantic, str(req.query), selection, want, recalled, trace
+                    )
             else:
                 recalled, exhausted = recall_by_ids(req, selection, trace), True
             ranked = self._rank(uow, req, recalled, selection, instant)
@@ -270,4 +282,5 @@ def _candidate(r: Recalled, row: Mapping[str, Any], selection: Selection) -> Can
         hops=r.hops,
         path=r.path,
         seed_element_id=r.seed,
+        semantic_score=r.semantic_score,
     )

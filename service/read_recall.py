@@ -10,17 +10,24 @@ trims the rest), so nothing unreadable is ever reached, counted or named in a tr
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from projection.keyword_index import IndexFilter, KeywordIndex, combine_signals
 from projection.packaging import Piece
-from projection.ranking import WHY_DIRECT, WHY_KEYWORD, WHY_RELATIONSHIP, PathStep
+from projection.ranking import (
+    WHY_DIRECT,
+    WHY_KEYWORD,
+    WHY_RELATIONSHIP,
+    WHY_SEMANTIC,
+    PathStep,
+)
 from projection.selection import Selection
 from service.authz import Permission
 from service.core import UnitOfWork
 from service.read_request import Expand, ReadRequest
+from service.semantic_recall import SemanticRecall
 
 PER_VERSION = 2
 """Best chunks fetched per version: the best ranks it, both may be shown."""
@@ -39,6 +46,7 @@ class Recalled:
     hops: int = 0
     path: tuple[PathStep, ...] = ()
     seed: str | None = None
+    semantic_score: float | None = None  # best-chunk cosine; None: no vectors for this version
 
 
 @dataclass
@@ -50,6 +58,7 @@ class Trace:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     expansions: list[dict[str, Any]] = field(default_factory=list)
     drops: list[dict[str, Any]] = field(default_factory=list)
+    semantic: dict[str, Any] | None = None
 
     def drop(self, reason: str, **what: Any) -> None:
         """Record a candidate left out (bounded, so a trace never balloons)."""
@@ -64,6 +73,7 @@ class Trace:
             "candidates": self.candidates[:MAX_TRACE_ENTRIES],
             "expansions": self.expansions[:MAX_TRACE_ENTRIES],
             "drops": self.drops,
+            "semantic": self.semantic,
         }
 
 
@@ -101,6 +111,37 @@ def recall_by_query(
             )
         )
     return found, exhausted
+
+
+def recall_by_meaning(
+    semantic: SemanticRecall,
+    query: str,
+    selection: Selection,
+    want: int,
+    recalled: list[Recalled],
+    trace: Trace,
+) -> list[Recalled]:
+    """Add semantic recall to ``recalled``: the ``want`` versions of the selection nearest in
+    meaning join the candidates, and every candidate with vectors gets its similarity (the
+    selection is the permission-trimmed set, so nothing unreadable is scored, let alone fused).
+    """
+    hits, similarity = semantic.search(query, selection.versions.keys(), limit=want)
+    trace.semantic = {
+        "model": semantic.model,
+        "selected_versions": len(selection.versions),
+        "embedded_versions": len(similarity),
+        "note": "relevance fuses keyword and semantic similarity for versions with vectors; "
+        "versions not embedded yet (semantic_score null) are ranked by keywords alone",
+    }
+    found = {r.version_id for r in recalled}
+    out = [replace(r, semantic_score=similarity.get(r.version_id)) for r in recalled]
+    for hit in hits:
+        if hit.version_id not in found:
+            piece = Piece(hit.chunk_key, hit.heading_path, hit.start, hit.end)
+            out.append(
+                Recalled(hit.version_id, WHY_SEMANTIC, hits=(piece,), semantic_score=hit.score)
+            )
+    return out
 
 
 def recall_by_ids(req: ReadRequest, selection: Selection, trace: Trace) -> list[Recalled]:

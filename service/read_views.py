@@ -145,4 +145,5 @@ def candidate_trace(r: Recalled) -> dict[str, Any]:
         "chunk_score": round(r.chunk_score, 4),
         "version_score": round(r.version_score, 4),
         "best_chunk_key": r.hits[0].chunk_key if r.hits else None,
+        "semantic_score": None if r.semantic_score is None else round(r.semantic_score, 4),
     }

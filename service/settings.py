@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -25,6 +26,11 @@ class Settings(BaseSettings):
         description="keyword index directory; default under home, one per database",
     )
 
+    semantic: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="semantic recall: auto (on when the semantic extra is installed), on, off",
+    )
+
     @property
     def resolved_database_url(self) -> str:
         """The configured URL, or the embedded SQLite file under ``home``."""
@@ -42,3 +48,9 @@ class Settings(BaseSettings):
             return self.home / "index"
         digest = hashlib.sha256(self.database_url.encode("utf-8")).hexdigest()[:12]
         return self.home / f"index-{digest}"
+
+    @property
+    def vectors_dir(self) -> Path:
+        """Where the derived embedding index lives: beside the keyword index (one per
+        database too)."""
+        return self.index_dir.with_name(f"{self.index_dir.name}-vectors")

@@ -11,6 +11,11 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+# Semantic recall (the optional extra) loads a model and embeds in the background: tests that
+# are about it turn it on themselves; every other test, and the processes they start, read by
+# keywords alone.
+os.environ.setdefault("AMEIDE_SEMANTIC", "off")
+
 from runtime import App, build_app
 from service.authz import Caller
 from service.settings import Settings

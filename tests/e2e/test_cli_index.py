@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
@@ -35,3 +36,40 @@ def test_a_deleted_index_is_rebuilt_by_the_next_status_and_a_rebuild_restores_it
     rebuilt = json.loads(_ameide(home, "index", "rebuild", "--json"))
     assert rebuilt["versions"] == 1
     assert rebuilt["consistent"] is True
+
+
+def test_index_embed_builds_the_vectors_and_status_reports_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.semantic_extra import require_semantic
+
+    require_semantic()
+    monkeypatch.setenv("AMEIDE_SEMANTIC", "on")
+    home = tmp_path / "home"
+    body = tmp_path / "body.md"
+    body.write_text("# Deploying\n\nShip the service to the cluster.\n", encoding="utf-8")
+    _ameide(home, "init", "--admin", "user:admin")
+    _ameide(home, "repo", "create", "acme/eng/platform")
+    _ameide(home, "element", "create", "--repo", "acme/eng/platform", "--title", "Deploying",
+            "--body-file", str(body))  # fmt: skip
+    built = json.loads(_ameide(home, "index", "embed", "--json"))
+    assert (built["model"], built["pending"], built["indexed_versions"]) == (
+        "all-MiniLM-L6-v2",
+        0,
+        1,
+    )
+    assert (home / "index-vectors" / "vectors.sqlite").is_file()
+    status = json.loads(_ameide(home, "index", "status", "--json"))
+    assert status["semantic"]["indexed_versions"] == 1
+    assert "embeddings (all-MiniLM-L6-v2): 1 of 1 versions" in _ameide(home, "index", "status")
+
+
+def test_index_embed_without_semantic_recall_says_how_to_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AMEIDE_SEMANTIC", "off")
+    home = tmp_path / "home"
+    _ameide(home, "init", "--admin", "user:admin")
+    result = runner.invoke(app, ["--home", str(home), "--as", "user:admin", "index", "embed"])
+    assert result.exit_code != 0
+    assert "make semantic" in result.output

