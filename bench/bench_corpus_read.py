@@ -5,6 +5,11 @@ message without it). It clones the corpus bundle, ingests ``main`` (761 files) i
 SQLite home (timed: the first ingest), then sends every question of ``eval/backlog-dev.jsonl``
 through ``read_context`` in-process as a reader (``published``, 10 items, explain off) ``--rounds``
 times after one warm-up round, and prints a table: ingest seconds, read p50 / p95 / max ms.
+
+With the semantic extra installed it then builds the embedding index (timed: every chunk
+embedded, unless ``--embedding-cache`` holds vectors from an earlier run) and times the same
+reads with semantic recall fused in. The ingest and the keyword-only reads run with semantic
+recall switched off, so the two columns compare like with like.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLE = ROOT.parent / "shared" / "corpora" / "ameide-backlog.bundle"
@@ -23,6 +29,9 @@ BUNDLE = ROOT.parent / "shared" / "corpora" / "ameide-backlog.bundle"
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds over the questions")
+    parser.add_argument(
+        "--embedding-cache", type=Path, help="keep the embedding index in this file between runs"
+    )
     args = parser.parse_args(argv)
     if not BUNDLE.exists():
         print(f"skipped: the shared corpus {BUNDLE} is absent", file=sys.stderr)
@@ -34,33 +43,68 @@ def main(argv: list[str] | None = None) -> int:
         for line in (ROOT / "eval" / "backlog-dev.jsonl").read_text("utf-8").splitlines()
         if line.strip()
     ]
-    with corpus_home(BUNDLE, "bench-corpus") as (src, app, ingestor, reader):
+    rows: list[tuple[str, str]] = []
+    with corpus_home(BUNDLE, "bench-corpus", args.embedding_cache, background=False) as (
+        src,
+        app,
+        ingestor,
+        reader,
+    ):
         svc = app.service
+        semantic, svc.semantic = svc.semantic, None  # keyword-only first
         started = time.perf_counter()
         report = svc.ingest_backlog(ingestor, str(src), REPO)
         ingest_s = time.perf_counter() - started
-        tenant, org, repo = REPO.split("/")
-        scope = {"tenant_id": tenant, "organization_id": org, "repository_id": repo}
+        files = report["counts"]["new"]
+        rows.append((f"first ingest, {files} files (s)", f"{ingest_s:.1f}"))
+        rows += _timed_reads(svc, reader, questions, args.rounds, "keyword")
+        if semantic is not None:
+            svc.semantic = semantic
+            started = time.perf_counter()
+            semantic.build()
+            status = semantic.status()
+            rows.append(
+                (
+                    f"embedding build, {status['indexed_chunks']} chunks (s)",
+                    f"{time.perf_counter() - started:.1f}",
+                )
+            )
+            rows += _timed_reads(svc, reader, questions, args.rounds, "hybrid")
+        else:
+            rows.append(("semantic extra", "not installed"))
+    print(f"\n{'measure':<40} {'value':>14}")
+    print("-" * 55)
+    for name, value in rows:
+        print(f"{name:<40} {value:>14}")
+    return 0
 
-        def read(q: str) -> float:
-            t0 = time.perf_counter()
-            svc.read_context(reader, {"scope": scope, "query": q, "budget": {"max_items": 10}})
-            return (time.perf_counter() - t0) * 1000
 
-        for q in questions:  # warm-up
-            read(q)
-        times = sorted(read(q) for _ in range(args.rounds) for q in questions)
+def _timed_reads(
+    svc: Any, reader: Any, questions: list[str], rounds: int, label: str
+) -> list[tuple[str, str]]:
+    """p50 / p95 / max of ``read_context`` over every question, ``rounds`` times after a
+    warm-up round."""
+    from bench.eval_corpus import REPO
+
+    tenant, org, repo = REPO.split("/")
+    scope = {"tenant_id": tenant, "organization_id": org, "repository_id": repo}
+
+    def read(q: str) -> float:
+        t0 = time.perf_counter()
+        svc.read_context(reader, {"scope": scope, "query": q, "budget": {"max_items": 10}})
+        return (time.perf_counter() - t0) * 1000
+
+    for q in questions:  # warm-up
+        read(q)
+    times = sorted(read(q) for _ in range(rounds) for q in questions)
     p50 = statistics.median(times)
     p95 = times[int(0.95 * (len(times) - 1))]
-    files = report["counts"]["new"]
-    print(f"\n{'measure':<34} {'value':>10}")
-    print("-" * 45)
-    print(f"{'first ingest, ' + str(files) + ' files (s)':<34} {ingest_s:>10.1f}")
-    print(f"{'read_context p50 (ms)':<34} {p50:>10.1f}")
-    print(f"{'read_context p95 (ms)':<34} {p95:>10.1f}")
-    print(f"{'read_context max (ms)':<34} {times[-1]:>10.1f}")
-    print(f"{'reads timed':<34} {len(times):>10}")
-    return 0
+    return [
+        (f"read_context {label} p50 (ms)", f"{p50:.1f}"),
+        (f"read_context {label} p95 (ms)", f"{p95:.1f}"),
+        (f"read_context {label} max (ms)", f"{times[-1]:.1f}"),
+        (f"reads timed ({label})", str(len(times))),
+    ]
 
 
 if __name__ == "__main__":

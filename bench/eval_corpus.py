@@ -205,14 +205,16 @@ def _git(repo: Path, *args: str) -> str:
 
 @contextmanager
 def corpus_home(
-    bundle: Path, prefix: str, embedding_cache: Path | None = None
+    bundle: Path, prefix: str, embedding_cache: Path | None = None, *, background: bool = True
 ) -> Iterator[tuple[Path, Any, Any, Any]]:
     """A scratch home with the corpus cloned beside it, one repository (``REPO``), an
     ingestor and a reader on it: yields (clone, app, ingestor, reader); removed afterwards.
 
     ``embedding_cache``: a file kept between runs holding the embedding index (with the
     semantic extra), so texts embedded once are not embedded again (vectors are cached by the
-    hash of their text); copied in before and back out after the run."""
+    hash of their text): its cached vectors are imported first, and the run's index file is
+    copied back to it afterwards. ``background=False``:
+    vectors are only built when asked (``semantic.build()``), never during an ingest."""
     from runtime import build_app
     from service.authz import Caller
     from service.settings import Settings
@@ -229,10 +231,10 @@ def corpus_home(
         )
         settings = Settings(home=Path(tmp) / "home")
         vectors = settings.vectors_dir / "vectors.sqlite"
-        if embedding_cache is not None and embedding_cache.is_file():
-            vectors.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            shutil.copyfile(embedding_cache, vectors)
-        app = build_app(settings, migrate=True)
+        app = build_app(settings, migrate=True, background=background)
+        semantic = app.service.semantic
+        if semantic is not None and embedding_cache is not None and embedding_cache.is_file():
+            semantic.maintainer.index.import_cache(embedding_cache)
         try:
             svc = app.service
             svc.bootstrap_admin(admin.principal_id)

@@ -98,7 +98,7 @@ def _semantic_recall(settings: Settings, plain_uow: Any) -> SemanticRecall | Non
     from service.semantic_recall import SemanticRecall
 
     def open_vectors() -> VectorIndex:
-        return VectorIndex(settings.vectors_dir, encoder.MiniLMEncoder)
+        return VectorIndex(settings.vectors_dir, encoder.MiniLMEncoder, encoder.MODEL_NAME)
 
     maintainer = IndexMaintainer(plain_uow, open_vectors, label="embedding index", chunk_rows=False)
     return SemanticRecall(maintainer, encoder.MODEL_NAME)

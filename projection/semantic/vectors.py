@@ -81,6 +81,7 @@ class VectorIndex:
         self,
         directory: Path,
         encoder: Callable[[], Encoder],
+        model: str,
         progress: Callable[[int, int], None] | None = None,
     ) -> None:
         import numpy as np
@@ -96,6 +97,7 @@ class VectorIndex:
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self.path.chmod(0o600)
         self._db.execute("PRAGMA journal_mode=WAL")
+        self.model = model
         self._started_empty = self._ensure_schema()
         self._loaded: _Loaded | None = None
 
@@ -106,7 +108,7 @@ class VectorIndex:
             db = self._db
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
             found = self._meta("format")
-            if found is not None and found != FORMAT:
+            if found is not None and (found != FORMAT or self._meta("model") != self.model):
                 for table in ("chunks", "cache"):
                     db.execute(f"DROP TABLE IF EXISTS {table}")
                 db.execute("DELETE FROM meta")
@@ -120,8 +122,9 @@ class VectorIndex:
             )
             db.execute("CREATE INDEX IF NOT EXISTS chunks_version ON chunks (version_id)")
             db.execute("CREATE INDEX IF NOT EXISTS chunks_sha ON chunks (text_sha)")
-            empty = found != FORMAT
+            empty = found != FORMAT or self._meta("model") != self.model
             self._set_meta("format", FORMAT)
+            self._set_meta("model", self.model)
             return empty
 
     def _meta(self, key: str) -> str | None:
@@ -142,14 +145,13 @@ class VectorIndex:
 
     @property
     def encoder(self) -> Encoder:
-        """The model, loaded on first use (its name is recorded: vectors of two models never
-        mix)."""
+        """The model, loaded on first use (vectors of two models never mix: a file of another
+        model starts over, see :meth:`_ensure_schema`)."""
         if self._encoder is None:
-            self._encoder = self._make_encoder()
-            model = self._meta("model")
-            if model is not None and model != self._encoder.name:
-                raise RuntimeError(f"vectors were built with {model}, not {self._encoder.name}")
-            self._set_meta("model", self._encoder.name)
+            encoder = self._make_encoder()
+            if encoder.name != self.model:
+                raise RuntimeError(f"the encoder is {encoder.name}, not {self.model}")
+            self._encoder = encoder
         return self._encoder
 
     # -- the projection contract (as the keyword index's, for IndexMaintainer) ------------------
@@ -181,11 +183,25 @@ class VectorIndex:
             self._db.execute("COMMIT")
 
     def delete_versions(self, version_ids: Collection[str], *, position: int | None = None) -> None:
-        """Remove versions' vectors, and cached vectors no chunk uses any more (erased text)."""
+        """Remove versions' vectors, and the cached vectors of their texts that no other chunk
+        uses (erased text leaves nothing behind)."""
+        if not version_ids and position is None:
+            return
         with self._lock:
             self._db.execute("BEGIN")
+            shas = {
+                row[0]
+                for v in set(version_ids)
+                for row in self._db.execute(
+                    "SELECT text_sha FROM chunks WHERE version_id = ?", (v,)
+                )
+            }
             self._delete_rows(set(version_ids))
-            self._prune_cache()
+            self._db.executemany(
+                "DELETE FROM cache WHERE text_sha = ? AND NOT EXISTS "
+                "(SELECT 1 FROM chunks WHERE chunks.text_sha = cache.text_sha)",
+                [(sha,) for sha in sorted(shas)],
+            )
             if position is not None:
                 self._set_meta("position", str(position))
             self._touch(deleted=True)
@@ -250,6 +266,26 @@ class VectorIndex:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def import_cache(self, other: Path) -> int:
+        """Copy the cached vectors of another embedding index file (same format and model) into
+        this one, so their texts are not embedded again; returns how many were new. Only the
+        cache is taken: which chunks are indexed always comes from this database."""
+        with self._lock:
+            before = int(self._db.execute("SELECT count(*) FROM cache").fetchone()[0])
+            self._db.execute("ATTACH DATABASE ? AS other", (str(other),))
+            try:
+                found = self._db.execute("SELECT key, value FROM other.meta").fetchall()
+                meta = dict(found)
+                if meta.get("format") == FORMAT and meta.get("model") in (
+                    None,
+                    self._meta("model"),
+                ):
+                    self._db.execute("INSERT OR IGNORE INTO cache SELECT * FROM other.cache")
+            finally:
+                self._db.execute("DETACH DATABASE other")
+            after = int(self._db.execute("SELECT count(*) FROM cache").fetchone()[0])
+        return after - before
 
     # -- searching -----------------------------------------------------------------------------
     def search(
