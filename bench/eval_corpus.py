@@ -260,7 +260,12 @@ def run_corpus(
     The corpus is ingested at ``refs`` and at every question's ``as_of_ref`` first (oldest
     first), then at ``main``: pass the refs of the whole dev set so that evaluating a subset
     (``--types``) reads the very same repository history and scores the same."""
-    with corpus_home(bundle, "eval-corpus", embedding_cache) as (src, app, ingestor, reader):
+    with corpus_home(bundle, "eval-corpus", embedding_cache, background=False) as (
+        src,
+        app,
+        ingestor,
+        reader,
+    ):
         svc = app.service
         older = sorted(
             {*refs, *(q.as_of_ref for q in questions if q.as_of_ref)},

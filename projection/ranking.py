@@ -68,9 +68,9 @@ class RankingWeights:
     duplicate: float = 0.5
     expansion_decay: float = 0.5
     # Share of relevance from semantic similarity, for versions that have vectors; cosine at or
-    # below semantic_floor counts 0 (unrelated text still scores ~0.1 with MiniLM).
-    semantic: float = 0.4
-    semantic_floor: float = 0.15
+    # below semantic_floor counts 0 (loosely related text still scores ~0.2-0.3 with MiniLM).
+    semantic: float = 0.6
+    semantic_floor: float = 0.3
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object] | None) -> RankingWeights:
