@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -212,8 +213,8 @@ def corpus_home(
 
     ``embedding_cache``: a file kept between runs holding the embedding index (with the
     semantic extra), so texts embedded once are not embedded again (vectors are cached by the
-    hash of their text): its cached vectors are imported first, and the run's index file is
-    copied back to it afterwards. ``background=False``:
+    hash of their text): its cached vectors are imported first, and the run's are added to it
+    afterwards. ``background=False``:
     vectors are only built when asked (``semantic.build()``), never during an ingest."""
     from runtime import build_app
     from service.authz import Caller
@@ -245,8 +246,24 @@ def corpus_home(
         finally:
             app.close()
             if embedding_cache is not None and vectors.is_file():
-                embedding_cache.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(vectors, embedding_cache)
+                _keep_vectors(vectors, embedding_cache)
+
+
+def _keep_vectors(vectors: Path, cache: Path) -> None:
+    """Add the run's cached vectors to the file kept between runs (a run that embedded only
+    part of the corpus never drops the others)."""
+    if not cache.is_file():
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(vectors, cache)
+        return
+    db = sqlite3.connect(cache)
+    try:
+        db.execute("ATTACH DATABASE ? AS run", (str(vectors),))
+        db.execute("INSERT OR IGNORE INTO cache SELECT * FROM run.cache")
+        db.commit()
+        db.execute("DETACH DATABASE run")
+    finally:
+        db.close()
 
 
 def run_corpus(
