@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         files = report["counts"]["new"]
         rows.append((f"first ingest, {files} files (s)", f"{ingest_s:.1f}"))
         rows += _timed_reads(svc, reader, questions, args.rounds, "keyword")
+        rows.append(("peak RSS so far, keyword only (MiB)", f"{_peak_mib():.0f}"))
         if semantic is not None:
             svc.semantic = semantic
             started = time.perf_counter()
@@ -70,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
             rows += _timed_reads(svc, reader, questions, args.rounds, "hybrid")
+            rows.append(("peak RSS, with semantic recall (MiB)", f"{_peak_mib():.0f}"))
         else:
             rows.append(("semantic extra", "not installed"))
     print(f"\n{'measure':<40} {'value':>14}")
@@ -77,6 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in rows:
         print(f"{name:<40} {value:>14}")
     return 0
+
+
+def _peak_mib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _timed_reads(
