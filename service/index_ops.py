@@ -143,6 +143,11 @@ class IndexMaintainer(Generic[P]):
         self._pruned_at: float | None = None  # time.monotonic() of this process's last prune
 
     @property
+    def opened(self) -> P | None:
+        """The projection if it was opened (``None``: never used in this process)."""
+        return self._index
+
+    @property
     def index(self) -> P:
         """The projection, opened on first use."""
         if self._index is None:
@@ -419,6 +424,8 @@ class BackgroundUpkeep:
             try:
                 self.maintainer.catch_up(wait=True)
             except Exception:
+                if self._stop:  # interrupted by close(): what was done is kept
+                    return
                 log.exception("background upkeep of the %s failed", self.maintainer.label)
             finally:
                 self.busy = False

@@ -51,5 +51,9 @@ class SemanticRecall:
         return {**self.maintainer.status(), "model": self.model, "building": self.upkeep.busy}
 
     def close(self) -> None:
+        """Stop embedding between two batches (what was embedded stays cached), then close."""
+        index = self.maintainer.opened
+        if index is not None:
+            index.stopping.set()
         self.upkeep.close()
         self.maintainer.close()

@@ -32,6 +32,12 @@ ENCODE_BATCH = 256
 """Chunks embedded per step (each step is committed, so an interrupted build resumes)."""
 
 
+class Stopped(Exception):
+    """Embedding was interrupted because the process is shutting down
+    (:attr:`VectorIndex.stopping`); everything embedded before is kept (cached), and the next
+    catch-up goes on from there."""
+
+
 class Encoder(Protocol):
     """Turns texts into unit vectors (``len(texts)`` × ``dimensions`` float32 rows)."""
 
@@ -98,6 +104,7 @@ class VectorIndex:
         self.path.chmod(0o600)
         self._db.execute("PRAGMA journal_mode=WAL")
         self.model = model
+        self.stopping = threading.Event()  # set at shutdown: embedding stops between batches
         self._started_empty = self._ensure_schema()
         self._loaded: _Loaded | None = None
 
@@ -391,6 +398,8 @@ class VectorIndex:
                     continue
                 missing.append(sha)
         for start in range(0, len(missing), ENCODE_BATCH):
+            if self.stopping.is_set():
+                raise Stopped("the process is shutting down")
             part = missing[start : start + ENCODE_BATCH]
             vectors = self.encoder.encode([texts[sha] for sha in part])
             with self._lock:

@@ -143,3 +143,25 @@ def _req(w: World, query: str):  # type: ignore[no-untyped-def]
     from service.read_request import ReadRequest
 
     return ReadRequest.model_validate(request(w.repo, query))
+
+
+def test_closing_the_app_stops_background_embedding_and_keeps_its_work(tmp_path: Path) -> None:
+    require_semantic()
+    home = tmp_path / "home"
+    app = build_app(Settings(home=home, semantic="on"), migrate=True)
+    w = make_world(app)
+    for n in range(30):  # each commit pokes the background thread
+        w.canonical(f"Page {n}", f"Section {n} of a long manual about subject {n}.\n" * 20)
+    semantic = app.service.semantic
+    assert semantic is not None
+    app.close()  # while it may still be embedding
+    thread = semantic.upkeep._thread
+    assert thread is None or not thread.is_alive()
+
+    again = build_app(Settings(home=home, semantic="on"))
+    try:
+        assert again.service.semantic is not None
+        again.service.semantic.build()  # goes on from what was kept
+        assert again.service.semantic.status()["indexed_versions"] == 30
+    finally:
+        again.close()

@@ -112,3 +112,26 @@ def test_another_model_starts_over_and_a_cache_imports_only_for_the_same_model(
     assert target.doc_count() == 1
     other = _index(tmp_path / "d", WordEncoder(), model="words-v2")
     assert other.import_cache(tmp_path / "b" / "vectors.sqlite") == 0
+
+
+def test_stopping_interrupts_between_batches_and_keeps_what_was_embedded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from projection.semantic import vectors
+
+    monkeypatch.setattr(vectors, "ENCODE_BATCH", 2)
+    enc = WordEncoder()
+    index = _index(tmp_path, enc)
+    chunks = [c for i in range(5) for c in _chunks(f"v{i}", f"text number {i}")]
+    original = enc.encode
+
+    def encode_then_stop(texts):  # type: ignore[no-untyped-def]
+        index.stopping.set()  # shutdown arrives while the first batch is being embedded
+        return original(texts)
+
+    enc.encode = encode_then_stop  # type: ignore[method-assign]
+    with pytest.raises(vectors.Stopped):
+        index.replace_versions(chunks, position=7)
+    assert index._db.execute("SELECT count(*) FROM cache").fetchone()[0] == 2  # batch 1 kept
+    assert index.doc_count() == 0  # no chunk row without its vector; the watermark did not move
+    assert index.last_applied_position() is None
