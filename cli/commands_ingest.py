@@ -62,11 +62,24 @@ def ingest_backlog(
             "of files that disappeared meanwhile.",
         ),
     ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Plan and print the report without writing anything."),
+    ] = False,
+    allow_mass_retire: Annotated[
+        bool,
+        typer.Option(
+            "--allow-mass-retire",
+            help="Allow a run that retires more than 20% of the mirror (at least 5 files).",
+        ),
+    ] = False,
     json_: JsonFlag = False,
 ) -> None:
     """Mirror the markdown files of SOURCE at --ref into --repo (ingestor); prints the run report.
 
-    Re-running at the same commit writes nothing; a later commit reads only the diff.
+    Re-running at the same commit writes nothing; a later commit reads only the diff. A run
+    that would retire more than 20% of the mirror is refused unless --allow-mass-retire (a
+    mistyped --glob or --ref does that); --dry-run shows what a run would do.
     """
     s = session(ctx, json_)
     with _progress_bar(enabled=not s.json and sys.stdout.isatty()) as progress:
@@ -80,6 +93,8 @@ def ingest_backlog(
             progress=progress,
             cache_dir=s.home / "sources",
             full_scan=full_scan,
+            dry_run=dry_run,
+            allow_mass_retire=allow_mass_retire,
         )
     s.emit(report, _show_report)
     if s.service.semantic is not None and report["versions_written"] and not s.json:
@@ -119,8 +134,11 @@ def _show_report(r: dict[str, Any]) -> None:
         )
         return
     since = f"diff since {r['from_commit'][:12]}" if r["from_commit"] else "full scan"
+    if r.get("dry_run"):
+        since += "; DRY RUN: nothing was written, outcomes as planned"
+    verb = "would ingest" if r.get("dry_run") else "ingested"
     output.heading(
-        f"ingested {r['source_repo']} @ {r['ref']} ({commit}) into {r['repository']} ({since})"
+        f"{verb} {r['source_repo']} @ {r['ref']} ({commit}) into {r['repository']} ({since})"
     )
     output.table(
         [{"outcome": name, "files": count} for name, count in r["counts"].items()],

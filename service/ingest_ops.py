@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from domain.errors import InvalidArgument, NotFound, PermissionDenied
+from domain.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from domain.permissions import Action
 from domain.values import Classification
 from ingest.explain import explain_routing
@@ -61,11 +61,16 @@ class IngestOps(IngestLinkOps):
         progress: Progress | None = None,
         cache_dir: Path | None = None,
         full_scan: bool = False,
+        dry_run: bool = False,
+        allow_mass_retire: bool = False,
     ) -> dict[str, Any]:
         """Mirror the markdown files of ``source`` at ``ref`` into ``repo``; returns the report.
 
         ``routing`` is a rule file's path or its YAML text. ``full_scan`` re-reads every file
         instead of the diff since the last run (it also retires what disappeared meanwhile).
+        ``dry_run`` plans and reports without writing anything. A run that would retire more
+        than :data:`MASS_RETIRE_SHARE` of the mirror (at least :data:`MASS_RETIRE_MIN` files) is
+        refused unless ``allow_mass_retire`` — a mistyped ``--glob`` or ``--ref`` does that.
         """
         started = time.perf_counter()
         key = self.repo_key(repo)
@@ -83,6 +88,10 @@ class IngestOps(IngestLinkOps):
             plan = _plan(src, key, state, ref, since, config, glob, progress)
         timings = {"plan_s": time.perf_counter() - started}
         run = self._prepare_run(caller, key, plan, state, progress)
+        if not allow_mass_retire:
+            _refuse_mass_retirement(run, state)
+        if dry_run:
+            return _dry_run_report(run, ref, glob, time.perf_counter() - started)
         mark = time.perf_counter()
         self._apply_files(run)
         timings["write_s"] = time.perf_counter() - mark
@@ -240,6 +249,47 @@ class IngestOps(IngestLinkOps):
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+MASS_RETIRE_SHARE = 0.2
+"""A run retiring more than this share of the mirror's live files is refused (see below)."""
+MASS_RETIRE_MIN = 5
+"""…when it retires at least this many: a small mirror losing a file or two is ordinary."""
+_PLANNED = {
+    ActionKind.NEW: "new",
+    ActionKind.CHANGED: "changed",
+    ActionKind.UNCHANGED: "unchanged",
+    ActionKind.RENAMED: "renamed",
+    ActionKind.DELETED: "retired",
+}
+
+
+def _refuse_mass_retirement(run: IngestRun, state: MirrorState) -> None:
+    """Stop a run that would retire a large share of the mirror (``--allow-mass-retire``)."""
+    retiring = sum(1 for a in run.actions if a.kind is ActionKind.DELETED)
+    live = len(state.live())
+    if retiring < MASS_RETIRE_MIN or retiring <= MASS_RETIRE_SHARE * live:
+        return
+    raise FailedPrecondition(
+        f"this run would retire {retiring} of the {live} mirrored files "
+        f"({retiring / live:.0%}; the limit is {MASS_RETIRE_SHARE:.0%}): a mistyped --glob or "
+        "--ref does this. Check with --dry-run; pass --allow-mass-retire if it is meant",
+        retiring=retiring,
+        mirrored=live,
+        option="allow_mass_retire",
+    )
+
+
+def _dry_run_report(run: IngestRun, ref: str, glob: str, duration_s: float) -> dict[str, Any]:
+    """The report of a run that writes nothing: outcomes as planned (links are not
+    resolved against the database, so they count 0)."""
+    for action in run.actions:
+        outcome = _PLANNED.get(action.kind)
+        if outcome is not None:
+            run.tally.count(outcome, action.repository)
+    report = run.tally.report(run.plan, ref=ref, glob=glob, noop=False, duration_s=duration_s)
+    report["dry_run"] = True
+    return report
 
 
 def _open_source(source: str, cache_dir: Path | None) -> GitBacklogSource:

@@ -125,3 +125,25 @@ def test_routing_explain_shows_which_rule_matched_and_why(repo, backlog, tmp_pat
     assert human.exit_code == 0, human.stderr
     assert "'pii' (#1) (priority 0, override): matched" in human.stdout
     assert "signals.pii_detected (True) equals True → true" in human.stdout
+
+
+def test_a_mass_retirement_is_refused_with_the_option_named_and_dry_run_writes_nothing(
+    repo, backlog
+):
+    for n in range(5):
+        backlog.write(f"backlog/extra-{n}.md", f"# Extra {n}\n\nMore.\n")
+    backlog.commit("more pages")
+    assert repo.cli.ok("ingest", "backlog", str(backlog.root), "--repo", repo.key,
+                       as_=INGESTOR)["counts"]["new"] == 8  # fmt: skip
+    refused = ingest(repo, backlog, "--glob", "**/*.txt", "--full-scan")
+    assert refused.exit_code != 0
+    assert "would retire 8 of the 8 mirrored files" in refused.stderr
+    assert "--allow-mass-retire" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1  # one line, no traceback
+    dry = ingest(repo, backlog, "--glob", "**/*.txt", "--full-scan", "--dry-run",
+                 "--allow-mass-retire")  # fmt: skip
+    assert dry.exit_code == 0, dry.stderr
+    assert "would ingest" in dry.stdout
+    assert "DRY RUN" in dry.stdout
+    status = repo.cli.ok("ingest", "status", "--repo", repo.key, as_=INGESTOR)
+    assert status["sources"][0]["run_count"] == 1  # neither the refusal nor the dry run wrote
