@@ -67,8 +67,13 @@ class ChainVerdict:
     reason: str | None = None
 
 
-def verify_chain(events: list[AuditEvent]) -> ChainVerdict:
-    """Walk the events in chain order and report the first one whose links or hash are wrong."""
+def verify_chain(events: list[AuditEvent], head: tuple[int, str] | None = None) -> ChainVerdict:
+    """Walk the events in chain order and report the first one whose links or hash are wrong.
+
+    ``head``, when given, is the chain head the database keeps beside the events,
+    ``(last_seq, last_hash)`` (``(0, GENESIS_HASH)`` for a chain never written to): a chain that
+    is intact but ends before its head lost events from its tail, which the links alone cannot
+    show."""
     prev = GENESIS_HASH
     for expected_seq, event in enumerate(events, start=1):
         if event.chain_seq != expected_seq:
@@ -93,4 +98,13 @@ def verify_chain(events: list[AuditEvent]) -> ChainVerdict:
                 "content does not match its hash (the event was altered)",
             )
         prev = event.hash
+    recorded = head
+    if recorded is not None and (len(events), prev) != recorded:
+        return ChainVerdict(
+            False,
+            len(events),
+            None,
+            f"the chain ends at position {len(events)} but its head records position "
+            f"{recorded[0]}: events were deleted from the tail (or the head was altered)",
+        )
     return ChainVerdict(True, len(events))

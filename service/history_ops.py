@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from domain.audit import GLOBAL_CHAIN, verify_chain
+from domain.audit import GENESIS_HASH, GLOBAL_CHAIN, verify_chain
 from domain.errors import InvalidArgument, NotFound, PermissionDenied
 from domain.permissions import Action
 from domain.values import validate_id, validate_instant, validate_principal
@@ -84,7 +84,8 @@ class HistoryOps(BaselineOps):
                 perm = self.gate(uow, caller, key, Action.READ)
             if not (perm.can(Action.AUDIT) or perm.can(Action.ADMIN)):
                 raise PermissionDenied(f"{caller.principal_id} may not verify the audit log")
-            verdict = verify_chain(uow.store.audit_events(key))
+            head = uow.store.audit_chain_head(key) or (0, GENESIS_HASH)
+            verdict = verify_chain(uow.store.audit_events(key), head)
         return {
             "repository_id": None if repo is None else key,
             "chain": key,

@@ -347,6 +347,14 @@ class GovernanceStore:
         return {r.element_id: r.proposal_id for r in self.conn.execute(q)}
 
     # -- audit and access log ------------------------------------------------------------
+    def audit_chain_head(self, chain_key: str) -> tuple[int, str] | None:
+        """The chain head kept beside the events, ``(last_seq, last_hash)``, or ``None``."""
+        heads = t.audit_chain_heads.c
+        row = self.conn.execute(
+            sa.select(heads.last_seq, heads.last_hash).where(heads.chain_key == chain_key)
+        ).first()
+        return None if row is None else (int(row.last_seq), str(row.last_hash))
+
     def audit_events(
         self,
         chain_key: str,

@@ -175,6 +175,25 @@ def test_deleting_an_audit_row_is_detected(any_world: World):
     assert (verdict["ok"], verdict["first_broken_event_id"]) == (False, events[2]["event_id"])
 
 
+def test_deleting_the_newest_audit_events_is_detected_against_the_chain_head(any_world: World):
+    """Truncating the tail leaves a chain whose links are all right: only the head row the
+    database keeps beside the events shows it (issue #12, item 2)."""
+    w, svc = any_world, any_world.svc
+    for n in range(3):
+        w.canonical(title=f"Page {n}")
+    events = svc.history(w.auditor, w.repo)
+    newest = max(e["chain_seq"] for e in events)
+    with w.app.engine.begin() as conn:
+        conn.execute(
+            sa.text("DELETE FROM audit_events WHERE chain_key = :k AND chain_seq = :s"),
+            {"k": w.repo, "s": newest},
+        )
+    verdict = svc.verify_audit(w.auditor, w.repo)
+    assert verdict["ok"] is False
+    assert verdict["events_checked"] == newest - 1
+    assert f"its head records position {newest}" in verdict["reason"]
+
+
 def test_only_auditors_and_admins_verify_the_audit_log(any_world: World):
     w = any_world
     with pytest.raises(PermissionDenied):

@@ -37,6 +37,18 @@ def chain(n: int) -> list[AuditEvent]:
 
 def test_an_empty_chain_verifies():
     assert verify_chain([]).ok
+    assert verify_chain([], (0, GENESIS_HASH)).ok
+
+
+def test_a_chain_that_ends_before_its_head_lost_its_tail():
+    events = chain(5)
+    head = (5, events[-1].hash)
+    assert verify_chain(events, head).ok
+    truncated = verify_chain(events[:3], head)
+    assert not truncated.ok
+    assert truncated.events_checked == 3
+    assert "deleted from the tail" in (truncated.reason or "")
+    assert not verify_chain(events, (5, "0" * 64)).ok  # a head that does not match its chain
 
 
 def test_an_intact_chain_verifies_and_counts_its_events():
