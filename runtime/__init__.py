@@ -95,7 +95,6 @@ def _semantic_recall(settings: Settings, plain_uow: Any) -> SemanticRecall | Non
             )
         return None
     from projection.semantic.vectors import VectorIndex
-    from service.semantic_recall import SemanticRecall
 
     def open_vectors() -> VectorIndex:
         return VectorIndex(settings.vectors_dir, encoder.MiniLMEncoder, encoder.MODEL_NAME)

@@ -14,6 +14,7 @@ scores only their chunks: trimming happens before anything is ranked or fused.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
@@ -105,6 +106,8 @@ class VectorIndex:
         self._db.execute("PRAGMA journal_mode=WAL")
         self.model = model
         self.stopping = threading.Event()  # set at shutdown: embedding stops between batches
+        # a read that widens its window searches again with the same question: embed it once
+        self._query_vector = functools.lru_cache(maxsize=128)(self._encode_query)
         self._started_empty = self._ensure_schema()
         self._loaded: _Loaded | None = None
 
@@ -316,8 +319,7 @@ class VectorIndex:
         segments = [loaded.segment[v] for v in version_ids if v in loaded.segment]
         if not segments:
             return [], {}
-        vector = self.encoder.encode([query])[0]
-        sims = loaded.matrix @ vector
+        sims = loaded.matrix @ self._query_vector(query)
         best = np.maximum.reduceat(sims, loaded.starts)
         picked = np.asarray(segments, dtype=np.int64)
         scores = dict(
@@ -335,6 +337,9 @@ class VectorIndex:
                 )
             )
         return hits, scores
+
+    def _encode_query(self, query: str) -> Any:
+        return self.encoder.encode([query])[0]
 
     def _vectors(self) -> _Loaded:
         """The vectors in memory, reloaded after another write changed them: at once after a
