@@ -171,8 +171,9 @@ class VersionSignals:
     chunks: tuple[Hit, ...] = field(default=())
 
 
-class KeywordIndex(Protocol):
-    """A derived, rebuildable full-text index of version chunks (see the module docstring)."""
+class DerivedIndex(Protocol):
+    """What outbox upkeep (``service.index_ops.IndexMaintainer``) needs of a derived,
+    rebuildable projection of version chunks: the keyword index, or the embedding index."""
 
     def replace_versions(
         self,
@@ -188,21 +189,6 @@ class KeywordIndex(Protocol):
 
     def delete_versions(self, version_ids: Collection[str], *, position: int | None = None) -> None:
         """Erase versions from the index, including their terms in the index files."""
-
-    def search(
-        self,
-        query_text: str,
-        index_filter: IndexFilter,
-        limit: int = 10,
-        *,
-        per_version: int | None = None,
-    ) -> list[Hit]:
-        """Best-scoring permitted chunks, at most ``per_version`` of each version if given."""
-
-    def search_versions(
-        self, query_text: str, index_filter: IndexFilter, limit: int = 10
-    ) -> list[VersionHit]:
-        """Best-scoring permitted whole versions."""
 
     def last_applied_position(self) -> int | None:
         """The ``position`` given with the last durable write, or ``None`` if never given."""
@@ -245,6 +231,25 @@ class KeywordIndex(Protocol):
 
     def close(self) -> None:
         """Release searchers and files."""
+
+
+class KeywordIndex(DerivedIndex, Protocol):
+    """A derived, rebuildable full-text index of version chunks (see the module docstring)."""
+
+    def search(
+        self,
+        query_text: str,
+        index_filter: IndexFilter,
+        limit: int = 10,
+        *,
+        per_version: int | None = None,
+    ) -> list[Hit]:
+        """Best-scoring permitted chunks, at most ``per_version`` of each version if given."""
+
+    def search_versions(
+        self, query_text: str, index_filter: IndexFilter, limit: int = 10
+    ) -> list[VersionHit]:
+        """Best-scoring permitted whole versions."""
 
 
 def indexed_chunks(

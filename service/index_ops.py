@@ -31,11 +31,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from projection.keyword_index import (
+    DerivedIndex,
     Gap,
     IndexedChunk,
     classification_rank,
@@ -43,38 +44,7 @@ from projection.keyword_index import (
 )
 from projection.selection import epoch_of, is_superseded
 
-
-class Projection(Protocol):
-    """What outbox upkeep needs of a derived projection of chunks (``KeywordIndex`` has it)."""
-
-    def replace_versions(
-        self,
-        chunks: Iterable[IndexedChunk],
-        *,
-        version_ids: Collection[str] = (),
-        position: int | None = None,
-    ) -> None: ...
-    def delete_versions(
-        self, version_ids: Collection[str], *, position: int | None = None
-    ) -> None: ...
-    def last_applied_position(self) -> int | None: ...
-    def open_gaps(self) -> list[Gap]: ...
-    def advance(self, position: int, gaps: Sequence[Gap] = ()) -> None: ...
-    def needs_rebuild(self) -> bool: ...
-    def is_intact(self) -> bool: ...
-    def rebuild(
-        self,
-        chunks: Iterable[IndexedChunk],
-        *,
-        position: int | None = None,
-        gaps: Sequence[Gap] = (),
-    ) -> None: ...
-    def doc_count(self) -> int: ...
-    def version_count(self) -> int: ...
-    def close(self) -> None: ...
-
-
-P = TypeVar("P", bound=Projection)
+P = TypeVar("P", bound=DerivedIndex)
 
 BATCH = 500
 GAP_TIMEOUT = 600.0  # seconds an id skipped below the watermark is looked for (then: rolled back)

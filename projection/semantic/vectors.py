@@ -164,7 +164,7 @@ class VectorIndex:
             self._encoder = encoder
         return self._encoder
 
-    # -- the projection contract (as the keyword index's, for IndexMaintainer) ------------------
+    # -- projection.keyword_index.DerivedIndex: what IndexMaintainer upkeep calls ----------
     def replace_versions(
         self,
         chunks: Iterable[IndexedChunk],
