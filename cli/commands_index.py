@@ -4,8 +4,6 @@ recall's vectors, with the semantic extra)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import typer
@@ -54,24 +52,10 @@ def index_embed(ctx: typer.Context, json_: JsonFlag = False) -> None:
     rank versions without vectors by keywords alone. This command finishes the job.
     """
     s = session(ctx, json_)
-    with _embedding_bar(enabled=not s.json and sys.stderr.isatty()) as progress:
+    with output.progress_bar(not s.json and sys.stderr.isatty()) as bar:
+        progress = None if bar is None else lambda done, total: bar("embedding", done, total)
         result = s.service.embedding_build(s.caller, progress)
     s.emit(result, _show_embed)
-
-
-@contextmanager
-def _embedding_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """A rich progress bar fed by the embedder's ``progress(done, total)`` callback."""
-    if not enabled:
-        yield None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    with Progress(
-        TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), transient=True
-    ) as bar:
-        task = bar.add_task("embedding", total=None)
-        yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
 def _show_status(st: dict[str, Any]) -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -82,7 +80,7 @@ def ingest_backlog(
     mistyped --glob or --ref does that); --dry-run shows what a run would do.
     """
     s = session(ctx, json_)
-    with _progress_bar(enabled=not s.json and sys.stdout.isatty()) as progress:
+    with output.progress_bar(not s.json and sys.stdout.isatty(), _PHASES) as progress:
         report = s.service.ingest_backlog(
             s.caller,
             source,
@@ -103,27 +101,6 @@ def ingest_backlog(
             "reads rank them by keywords alone)",
             style="dim",
         )
-
-
-@contextmanager
-def _progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
-    """A rich progress bar fed by the service's ``progress(phase, done, total)`` callback."""
-    if not enabled:
-        yield None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    with Progress(
-        TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), transient=True
-    ) as bar:
-        tasks: dict[str, Any] = {}
-
-        def update(phase: str, done: int, total: int) -> None:
-            if phase not in tasks:
-                tasks[phase] = bar.add_task(_PHASES.get(phase, phase), total=total)
-            bar.update(tasks[phase], completed=done, total=total)
-
-        yield update
 
 
 def _show_report(r: dict[str, Any]) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from rich import box
@@ -113,3 +114,27 @@ def pick(row: Mapping[str, Any], key: str) -> Any:
             return None
         value = value.get(part)
     return value
+
+
+@contextmanager
+def progress_bar(
+    enabled: bool, labels: Mapping[str, str] | None = None
+) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A rich progress bar fed by a service's ``progress(phase, done, total)`` callback, one
+    bar per phase (``labels`` name them); ``None`` when disabled (JSON, not a terminal)."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(
+        TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), transient=True
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task((labels or {}).get(phase, phase), total=total)
+            bar.update(tasks[phase], completed=done, total=total)
+
+        yield update
