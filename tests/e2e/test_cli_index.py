@@ -20,14 +20,20 @@ def _ameide(home: Path, *args: str) -> str:
     return result.stdout
 
 
-def test_a_deleted_index_is_rebuilt_by_the_next_status_and_a_rebuild_restores_it(tmp_path: Path):
+def _home_with_one_element(tmp_path: Path, title: str, text: str) -> Path:
+    """An initialised home with one repository holding one canonical element."""
     home = tmp_path / "home"
     body = tmp_path / "body.md"
-    body.write_text("# Testing SOP\n\nphase tests\n", encoding="utf-8")
+    body.write_text(text, encoding="utf-8")
     _ameide(home, "init", "--admin", "user:admin")
     _ameide(home, "repo", "create", "acme/eng/platform")
-    _ameide(home, "element", "create", "--repo", "acme/eng/platform", "--title", "SOP",
+    _ameide(home, "element", "create", "--repo", "acme/eng/platform", "--title", title,
             "--body-file", str(body))  # fmt: skip
+    return home
+
+
+def test_a_deleted_index_is_rebuilt_by_the_next_status_and_a_rebuild_restores_it(tmp_path: Path):
+    home = _home_with_one_element(tmp_path, "SOP", "# Testing SOP\n\nphase tests\n")
     assert json.loads(_ameide(home, "index", "status", "--json"))["consistent"] is True
     shutil.rmtree(home / "index")
     healed = json.loads(_ameide(home, "index", "status", "--json"))  # derived: rebuilt from the db
@@ -45,13 +51,9 @@ def test_index_embed_builds_the_vectors_and_status_reports_them(
 
     require_semantic()
     monkeypatch.setenv("AMEIDE_SEMANTIC", "on")
-    home = tmp_path / "home"
-    body = tmp_path / "body.md"
-    body.write_text("# Deploying\n\nShip the service to the cluster.\n", encoding="utf-8")
-    _ameide(home, "init", "--admin", "user:admin")
-    _ameide(home, "repo", "create", "acme/eng/platform")
-    _ameide(home, "element", "create", "--repo", "acme/eng/platform", "--title", "Deploying",
-            "--body-file", str(body))  # fmt: skip
+    home = _home_with_one_element(
+        tmp_path, "Deploying", "# Deploying\n\nShip the service to the cluster.\n"
+    )
     built = json.loads(_ameide(home, "index", "embed", "--json"))
     assert (built["model"], built["pending"], built["indexed_versions"]) == (
         "all-MiniLM-L6-v2",

@@ -8,7 +8,7 @@ from pathlib import Path
 from ingest.plan import element_id_for
 from runtime import App
 from service.authz import Caller
-from tests.conftest import make_world
+from tests.conftest import World, make_world
 from tests.integration.ingest.conftest import GitRepo
 from tests.read_world import request
 
@@ -37,17 +37,22 @@ DOCS = {
 }
 
 
-def test_lifecycle_comes_from_body_conventions_and_front_matter(
-    sqlite_app: App, tmp_path: Path
-) -> None:
-    w = make_world(sqlite_app)
+def _ingested(app: App, tmp_path: Path) -> tuple[World, Caller, GitRepo, dict]:
+    """DOCS committed to a real git repository and ingested by an ingestor; the run report."""
+    w = make_world(app)
     ingestor = Caller(f"service:lc-{w.repo.split('/')[0]}")
     w.svc.grant(w.admin, ingestor.principal_id, "ingestor", w.repo)
     git = GitRepo(tmp_path / "backlog")
     for path, text in DOCS.items():
         git.write(path, text)
     git.commit("backlog")
-    w.svc.ingest_backlog(ingestor, str(git.root), w.repo)
+    return w, ingestor, git, w.svc.ingest_backlog(ingestor, str(git.root), w.repo)
+
+
+def test_lifecycle_comes_from_body_conventions_and_front_matter(
+    sqlite_app: App, tmp_path: Path
+) -> None:
+    w, _, git, _ = _ingested(sqlite_app, tmp_path)
 
     def state(path: str) -> dict:
         el = element_id_for(w.repo, str(git.root.resolve()), path)
@@ -90,14 +95,7 @@ def test_supersedes_statements_become_relationships_from_either_side(
     """A "Supersedes: 432" line in 435 and "Superseded by [ADR-0005]" in ADR 3 each become a
     ``SUPERSEDES`` relationship between the two elements; a statement removed in a later
     commit retires its relationship on the incremental run, and the others stay."""
-    w = make_world(sqlite_app)
-    ingestor = Caller(f"service:ss-{w.repo.split('/')[0]}")
-    w.svc.grant(w.admin, ingestor.principal_id, "ingestor", w.repo)
-    git = GitRepo(tmp_path / "backlog")
-    for path, text in DOCS.items():
-        git.write(path, text)
-    git.commit("backlog")
-    report = w.svc.ingest_backlog(ingestor, str(git.root), w.repo)
+    w, ingestor, git, report = _ingested(sqlite_app, tmp_path)
     assert report["supersedes"] == {"added": 2, "retired": 0}
 
     def el(path: str) -> str:
