@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         reader,
     ):
         svc = app.service
-        semantic, svc.semantic = svc.semantic, None  # keyword-only first
+        semantic, app.reads.semantic = app.reads.semantic, None  # keyword-only first
         started = time.perf_counter()
         report = svc.ingest_backlog(ingestor, str(src), REPO)
         ingest_s = time.perf_counter() - started
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += _timed_reads(svc, reader, questions, args.rounds, "keyword")
         rows.append(("peak RSS so far, keyword only (MiB)", f"{_peak_mib():.0f}"))
         if semantic is not None:
-            svc.semantic = semantic
+            app.reads.semantic = semantic
             started = time.perf_counter()
             semantic.build()
             status = semantic.status()

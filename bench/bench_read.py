@@ -54,7 +54,7 @@ def seed(app: App, total_chunks: int) -> tuple[int, datetime]:
     with SqlAlchemyUnitOfWork(app.engine) as uow:  # no index hook: the rebuild below indexes
         last: dict[str, str] = {}
         for doc in generate_documents(SEED):
-            el = _write(uow, svc.clock.now(), doc, prov)
+            el = _write(uow, app.clock.now(), doc, prov)
             if el.source_kind is SourceKind.CANONICAL:
                 canonical.append(el)
             if doc.repository_key in last:
@@ -67,7 +67,7 @@ def seed(app: App, total_chunks: int) -> tuple[int, datetime]:
                             last[doc.repository_key],
                             el.element_id,
                             {},
-                            svc.clock.now(),
+                            app.clock.now(),
                             "user:bench",
                         )
                     ]
@@ -80,10 +80,10 @@ def seed(app: App, total_chunks: int) -> tuple[int, datetime]:
     publisher = Caller("user:bench-publisher", purpose="bench")
     for repo in REPOSITORIES:
         svc.promote(publisher, svc.create_baseline(publisher, repo)["baseline_id"], repo, "bench")
-    mid = svc.clock.now()
+    mid = app.clock.now()
     with SqlAlchemyUnitOfWork(app.engine) as uow:
         for el in canonical[::10]:
-            _next(uow, el, svc.clock.now(), prov)
+            _next(uow, el, app.clock.now(), prov)
         uow.commit()
     return chunks, mid
 
@@ -136,9 +136,9 @@ def run_size(total: int, home: Path) -> list[tuple[str, str]]:
     app = build_app(Settings(home=home), migrate=True)
     svc = app.service
     _chunks, mid = seed(app, total)
-    assert svc.indexer is not None
+    assert app.indexer is not None
     started = time.perf_counter()
-    built = svc.indexer.rebuild()
+    built = app.indexer.rebuild()
     rate = built["chunks"] / (time.perf_counter() - started)
     label = f"{built['chunks']:,} chunks"
     questions = generate_questions(SEED, QUESTIONS)
@@ -153,7 +153,7 @@ def run_size(total: int, home: Path) -> list[tuple[str, str]]:
         (f"{label}: index build (rebuild)", f"{rate:,.0f} chunks/s"),
         (
             f"{label}: raw Whoosh search, best chunk per version",
-            timings(lambda q: svc.index.search(q, raw, limit=10, per_version=1), questions),
+            timings(lambda q: app.reads.index.search(q, raw, limit=10, per_version=1), questions),
         ),
         (f"{label}: read_context published keyword recall", timings(read, questions)),
         (
@@ -178,9 +178,9 @@ def _incremental(app: App) -> str:
     seconds = []
     for n in range(20):
         started = time.perf_counter()
-        with svc._uow() as uow:  # commit runs the index hook, as every write does
+        with app.uow() as uow:  # commit runs the index hook, as every write does
             el = uow.store.get_element(element_id)
-            _next(uow, el, svc.clock.now(), Provenance("user", "user:bench"), "t", f"# T\n\n{n}\n")
+            _next(uow, el, app.clock.now(), Provenance("user", "user:bench"), "t", f"# T\n\n{n}\n")
             uow.commit()
         seconds.append(time.perf_counter() - started)
     return f"{statistics.median(seconds) * 1000:.1f} ms (p50, commit + index)"

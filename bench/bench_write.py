@@ -76,10 +76,9 @@ def seed_versions(app: App, repo: str, total: int, per_element: int) -> list[dat
     from domain.model import Element, Provenance
     from domain.values import Classification, SourceKind
 
-    svc = app.service
     prov = Provenance("user", CURATOR.principal_id)
     instants: list[datetime] = []
-    with svc._uow() as uow:
+    with app.uow() as uow:
         for e in range(total // per_element):
             el = Element.new(
                 repo,
@@ -87,7 +86,7 @@ def seed_versions(app: App, repo: str, total: int, per_element: int) -> list[dat
                 type_key="ameide:doc",
                 source_kind=SourceKind.CANONICAL,
                 classification=Classification.INTERNAL,
-                at=svc.clock.now(),
+                at=app.clock.now(),
                 by=CURATOR.principal_id,
             )
             uow.store.insert_element(el)
@@ -96,7 +95,7 @@ def seed_versions(app: App, repo: str, total: int, per_element: int) -> list[dat
                     title=f"Doc {e}",
                     body=f"{BODY}\n{n}\n",
                     metadata={},
-                    at=svc.clock.now(),
+                    at=app.clock.now(),
                     provenance=prov,
                 )
                 uow.store.move_head(el.element_id, el.head_version_id, v)
@@ -110,7 +109,7 @@ def seed_versions(app: App, repo: str, total: int, per_element: int) -> list[dat
 def as_of_cost(app: App, repo: str, versions: int, samples: int) -> tuple[float, float]:
     """p50 / p95 milliseconds of resolving an element's head as of a random past instant."""
     instants = seed_versions(app, repo, versions, per_element=100)
-    with app.service._uow(readonly=True) as uow:
+    with app.uow(readonly=True) as uow:
         ids = [
             r.element_id
             for r in uow.store.conn.execute(

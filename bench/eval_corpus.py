@@ -233,7 +233,7 @@ def corpus_home(
         settings = Settings(home=Path(tmp) / "home")
         vectors = settings.vectors_dir / "vectors.sqlite"
         app = build_app(settings, migrate=True, background=background)
-        semantic = app.service.semantic
+        semantic = app.semantic
         if semantic is not None and embedding_cache is not None and embedding_cache.is_file():
             semantic.maintainer.index.import_cache(embedding_cache)
         try:
@@ -301,11 +301,11 @@ def run_corpus(
                 }
             )
             print(f"ingested {ref} in {ingests[-1]['seconds']} s", file=sys.stderr)
-            instants[ref] = svc.clock.now()
+            instants[ref] = app.clock.now()
             time.sleep(0.01)  # the next run's writes are strictly later than this instant
-        if svc.semantic is not None:
+        if app.semantic is not None:
             started = time.perf_counter()
-            svc.semantic.build(_embedding_progress)
+            app.semantic.build(_embedding_progress)
             embedded = time.perf_counter() - started
             print(f"embeddings caught up in {embedded:.1f} s", file=sys.stderr)
         started = time.perf_counter()

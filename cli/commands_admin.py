@@ -228,7 +228,7 @@ def token_list(
     """List tokens, never their secrets: revoked ones too, with the token each was minted with."""
     s = session(ctx, json_)
     s.emit(
-        s.service.tokens.list_tokens(s.caller, principal),
+        s.service.list_tokens(s.caller, principal),
         lambda rows: output.table(
             [{**r, "state": "revoked" if r["revoked"] else "active"} for r in rows],
             [

@@ -95,7 +95,7 @@ def ingest_backlog(
             allow_mass_retire=allow_mass_retire,
         )
     s.emit(report, _show_report)
-    if s.service.semantic is not None and report["versions_written"] and not s.json:
+    if s.app.semantic is not None and report["versions_written"] and not s.json:
         output.line(
             "semantic recall: run `ameide index embed` to embed the new versions (until then "
             "reads rank them by keywords alone)",

@@ -65,6 +65,13 @@ class CliState:
             self._app = build_app(self.settings, background=self.background)
         return self._app.service
 
+    @property
+    def app(self) -> App:
+        """The app behind ``service`` (for what a process manages besides operations)."""
+        self.service  # noqa: B018 - builds the app on first use
+        assert self._app is not None
+        return self._app
+
     def initialise(self) -> MemoryService:
         """Build the app and run the migrations (``ameide init`` only)."""
         from runtime import build_app

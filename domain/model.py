@@ -371,6 +371,47 @@ class Proposal:
             raise InvalidArgument("cannot close a proposal as OPEN")
         self.status, self.decided_at, self.decided_by = status, at, by
 
+    def accepted_as(self, version: ElementVersion, at: datetime, by: str) -> None:
+        """Close as ACCEPTED with ``version`` as the result (of the target, or of the element
+        that accepting a CREATE made, which becomes the target)."""
+        self.close(ProposalStatus.ACCEPTED, at, by)
+        self.result_version_id = version.version_id
+        self.target_element_id = version.element_id
+
+    def ensure_rebasable(self, head_version_id: str | None) -> None:
+        """Only an OPEN UPDATE that is stale against ``head_version_id`` can be rebased."""
+        self.ensure_open()
+        if self.change_kind is not ChangeKind.UPDATE:
+            raise FailedPrecondition("only UPDATE proposals can be rebased")
+        if not self.is_stale(head_version_id):
+            raise FailedPrecondition(
+                f"proposal {self.proposal_id} is already on the current head {head_version_id}"
+            )
+
+    def rebased_onto(
+        self, head_version_id: str, *, at: datetime, by: str, has_conflicts: bool
+    ) -> Proposal:
+        """Close as REBASED and return the successor: OPEN, pinned to the current head, with
+        the same proposer, summary and selector."""
+        self.ensure_rebasable(head_version_id)
+        successor = Proposal(
+            new_id("prop"),
+            self.repo_key,
+            new_id("el"),
+            ChangeKind.UPDATE,
+            self.summary,
+            self.proposed_by,
+            at,
+            self.target_selector,
+            self.target_element_id,
+            head_version_id,
+            has_conflicts=has_conflicts,
+            rebased_from=self.proposal_id,
+        )
+        self.close(ProposalStatus.REBASED, at, by)
+        self.rebased_to = successor.proposal_id
+        return successor
+
 
 @dataclass(frozen=True)
 class Baseline:

@@ -15,10 +15,12 @@ from typing import Any
 from domain.errors import InvalidArgument
 from projection.keyword_index import KeywordIndex
 from projection.whoosh import WhooshKeywordIndex
+from runtime.compose import compose
 from service.app import MemoryService
-from service.authz import Authorizer
 from service.clock import Clock
+from service.core import UowFactory
 from service.index_ops import IndexMaintainer
+from service.read_pipeline import ReadPipeline
 from service.semantic_recall import SemanticRecall
 from service.settings import Settings
 from storage.db import SqlAlchemyUnitOfWork, make_engine
@@ -26,18 +28,24 @@ from storage.db import SqlAlchemyUnitOfWork, make_engine
 
 @dataclass
 class App:
-    """What an entrypoint holds: settings, the engine and the service."""
+    """What an entrypoint holds: settings, the engine, the service, and the parts a process
+    manages besides calling operations (the clock, transactions, the derived indexes)."""
 
     settings: Settings
     engine: Any
     service: MemoryService
+    clock: Clock
+    uow: UowFactory
+    indexer: IndexMaintainer[KeywordIndex] | None
+    semantic: SemanticRecall | None
+    reads: ReadPipeline
 
     def close(self) -> None:
         """Release the index and the database connections."""
-        if self.service.semantic is not None:
-            self.service.semantic.close()
-        if self.service.indexer is not None:
-            self.service.indexer.close()
+        if self.semantic is not None:
+            self.semantic.close()
+        if self.indexer is not None:
+            self.indexer.close()
         self.engine.dispose()
 
 
@@ -75,9 +83,10 @@ def build_app(settings: Settings, *, migrate: bool = False, background: bool = T
     def uow_factory(readonly: bool = False) -> SqlAlchemyUnitOfWork:
         return SqlAlchemyUnitOfWork(engine, readonly=readonly, on_commit=after_commit)
 
-    service = MemoryService(uow_factory, Authorizer(), Clock(), indexer, semantic)
-    service.configure_ranking(_config_file(settings).get("ranking"))
-    return App(settings, engine, service)
+    clock = Clock()
+    ranking = _config_file(settings).get("ranking")
+    service, reads = compose(uow_factory, clock, indexer, semantic, ranking)
+    return App(settings, engine, service, clock, uow_factory, indexer, semantic, reads)
 
 
 def _semantic_recall(settings: Settings, plain_uow: Any) -> SemanticRecall | None:

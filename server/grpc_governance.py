@@ -199,7 +199,7 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
 
     def ListTokens(self, request: pb.ListTokensRequest, _: Any) -> pb.ListTokensResponse:
         principal = opt(request, "principal_id")
-        out = self._svc.tokens.list_tokens(current_caller(), principal)
+        out = self._svc.list_tokens(current_caller(), principal)
         return to_message(pb.ListTokensResponse, {"tokens": out})
 
     def RevokeToken(self, request: pb.RevokeTokenRequest, _: Any) -> pb.RevokeTokenResponse:

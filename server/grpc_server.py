@@ -89,7 +89,7 @@ def create_grpc_server(
             *interceptors,
             ErrorInterceptor(),
             AuthInterceptor(
-                service.tokens.authenticate,
+                service.authenticate_token,
                 require_auth=require_auth,
                 local_principal=getattr(settings, "principal", None),
             ),

@@ -157,7 +157,7 @@ def _operations_router(service: MemoryService, metrics: Metrics, *, public: bool
                 raise Unauthenticated(
                     "missing bearer token: /metrics needs one (or serve with --metrics-public)"
                 )
-            service.tokens.authenticate(credentials.credentials)
+            service.authenticate_token(credentials.credentials)
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     return router

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep
 from server.rest_errors import ERROR_RESPONSES
 from server.rest_requests import CreateRepository, GrantRequest, LegalHoldRequest, TokenRequest
-from server.rest_views import (
+from service.results import (
     GrantMade,
     GrantRevoked,
     GrantRow,
@@ -85,7 +85,7 @@ def list_tokens(
     ] = None,
 ) -> Any:
     """Tokens, never their secrets: your own; a global admin may list anyone's."""
-    return svc.tokens.list_tokens(caller, principal_id)
+    return svc.list_tokens(caller, principal_id)
 
 
 @router.delete(

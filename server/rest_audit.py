@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep
 from server.rest_errors import ERROR_RESPONSES
-from server.rest_views import AccessRow, AuditEvent, AuditVerdict
+from service.results import AccessRow, AuditEvent, AuditVerdict
 
 router = APIRouter(tags=["audit"], responses=ERROR_RESPONSES)
 JSON: dict[str, Any] = {"response_model_exclude_unset": True}

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep, drop_none
 from server.rest_errors import ERROR_RESPONSES
 from server.rest_requests import ProposeRequest, RationaleRequest, RejectRequest, ReviseRequest
-from server.rest_views import Proposal
+from service.results import Proposal
 
 router = APIRouter(tags=["curation"], responses=ERROR_RESPONSES)
 JSON: dict[str, Any] = {"response_model_exclude_unset": True}

@@ -76,7 +76,7 @@ def get_caller(
     ctx = _context(request)
     token_id = None
     if credentials is not None:
-        who = ctx.service.tokens.authenticate(credentials.credentials)
+        who = ctx.service.authenticate_token(credentials.credentials)
         principal, token_id = who.principal_id, who.token_id
     elif not ctx.require_auth and ctx.settings.principal:
         principal = ctx.settings.principal  # local development without tokens (loopback only)

@@ -27,7 +27,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -44,6 +44,7 @@ from domain.errors import (
 )
 from domain.values import require_unicode
 from service.read_request import parse_request
+from service.results_read import ErrorDetail
 
 log = logging.getLogger("ameide.rest")
 
@@ -73,15 +74,6 @@ def status_for(error: AmeideError) -> int:
         if cls in HTTP_STATUS:
             return HTTP_STATUS[cls]
     return 500
-
-
-class ErrorDetail(BaseModel):
-    """What went wrong, in the taxonomy shared by every surface."""
-
-    model_config = ConfigDict(extra="forbid")
-    code: str = Field(description="INVALID_ARGUMENT, NOT_FOUND, STALE_PROPOSAL, …")
-    message: str = Field(description="One line for a human or an agent.")
-    details: dict[str, Any] = Field(description="Machine-readable specifics (field, ids, …).")
 
 
 class ErrorBody(BaseModel):

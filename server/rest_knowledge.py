@@ -10,14 +10,14 @@ from fastapi import APIRouter, Query
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep, drop_none
 from server.rest_errors import ERROR_RESPONSES
 from server.rest_requests import AddRelationship, CreateElement, EraseRequest, ReasonRequest
-from server.rest_views import (
+from service.results import (
     ElementHistory,
     ElementWithVersion,
     Relationship,
     RetiredElement,
     Version,
 )
-from server.rest_views_read import Neighborhood, VersionWithChunks
+from service.results_read import Neighborhood, VersionWithChunks
 
 router = APIRouter(tags=["knowledge"], responses=ERROR_RESPONSES)
 JSON: dict[str, Any] = {"response_model_exclude_unset": True}

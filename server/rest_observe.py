@@ -50,7 +50,7 @@ class _ServiceCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("ameide_database_up", "1 when the database answered the scrape")
         try:
-            status = self._service.indexer.status() if self._service.indexer else None
+            status = self._service.health()["index"]
             counts = self._service.open_proposal_counts()
         except Exception:  # a scrape must not fail because the database is down
             log.warning("metrics: the database did not answer", exc_info=True)

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep
 from server.rest_errors import ERROR_RESPONSES
 from server.rest_requests import CreateBaseline, PromoteRequest, RollbackRequest
-from server.rest_views import (
+from service.results import (
     Baseline,
     BaselineDiff,
     BaselineRow,

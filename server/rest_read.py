@@ -13,8 +13,8 @@ from fastapi import APIRouter
 from server.rest_deps import CallerDep, ServiceDep
 from server.rest_errors import ERROR_RESPONSES
 from server.rest_requests import ReplayRequest, VerifyCitationsRequest
-from server.rest_views_read import CitationsVerified, ReadContext, Replay
 from service.read_request import ReadRequest
+from service.results_read import CitationsVerified, ReadContext, Replay
 
 router = APIRouter(tags=["read"], responses=ERROR_RESPONSES)
 JSON: dict[str, Any] = {"response_model_exclude_unset": True}

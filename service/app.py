@@ -1,13 +1,133 @@
-"""The service facade: every use case in one class."""
+"""The service facade: every operation by name, each delegated to the use-case group that owns it.
+
+The groups (``service.elements``, ``service.curation``, ``service.review``, …) are built in
+``runtime`` with what they use and handed in; none inherits another. Adapters (CLI, MCP,
+REST, gRPC) call only these operations.
+"""
 
 from __future__ import annotations
 
-from service.admin_ops import AdminOps
-from service.erasure_ops import ErasureOps
-from service.history_ops import HistoryOps
-from service.ingest_ops import IngestOps
-from service.read_ops import ReadOps
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Concatenate, Generic, ParamSpec, TypeVar
+
+from service.admin import Admin
+from service.curation import Curation
+from service.elements import Elements
+from service.erasure import Erasure
+from service.evaluation import Evaluation
+from service.history import History
+from service.index_admin import IndexAdmin
+from service.ingest import Ingest
+from service.publishing import Publishing
+from service.reading import Reading
+from service.review import Review
+from service.tokens import TokenRegistry
+
+P = ParamSpec("P")
+R = TypeVar("R")
+G = TypeVar("G")
 
 
-class MemoryService(IngestOps, ReadOps, HistoryOps, AdminOps, ErasureOps):
-    """Every use case, written once; CLI, MCP, REST and gRPC call these methods."""
+@dataclass(frozen=True)
+class UseCases:
+    """The use-case groups one service is made of."""
+
+    elements: Elements
+    curation: Curation
+    review: Review
+    publishing: Publishing
+    history: History
+    admin: Admin
+    tokens: TokenRegistry
+    index: IndexAdmin
+    erasure: Erasure
+    reading: Reading
+    evaluation: Evaluation
+    ingest: Ingest
+
+
+class Op(Generic[G, P, R]):
+    """One operation of the facade: ``group``'s method, with its signature and docstring."""
+
+    def __init__(self, group: str, method: Callable[Concatenate[G, P], R]) -> None:
+        self.group, self.method = group, method
+        self.__doc__ = method.__doc__
+
+    def __get__(self, service: MemoryService | None, owner: type) -> Callable[P, R]:
+        if service is None:
+            return self  # type: ignore[return-value]  # the class attribute, for introspection
+        return self.method.__get__(getattr(service._parts, self.group))  # type: ignore[no-any-return]
+
+
+class MemoryService:
+    """Every operation, written once; CLI, MCP, REST and gRPC call these."""
+
+    def __init__(self, parts: UseCases) -> None:
+        self._parts = parts
+
+    # elements and relationships
+    create_element = Op("elements", Elements.create_element)
+    get_element = Op("elements", Elements.get_element)
+    element_history = Op("elements", Elements.element_history)
+    retire_element = Op("elements", Elements.retire_element)
+    add_relationship = Op("elements", Elements.add_relationship)
+    retire_relationship = Op("elements", Elements.retire_relationship)
+    list_relationships = Op("elements", Elements.list_relationships)
+    # curation
+    propose = Op("curation", Curation.propose)
+    revise = Op("curation", Curation.revise)
+    proposal_show = Op("curation", Curation.proposal_show)
+    proposal_list = Op("curation", Curation.proposal_list)
+    accept = Op("review", Review.accept)
+    reject = Op("review", Review.reject)
+    withdraw = Op("review", Review.withdraw)
+    rebase = Op("review", Review.rebase)
+    # publishing
+    create_baseline = Op("publishing", Publishing.create_baseline)
+    baseline_show = Op("publishing", Publishing.baseline_show)
+    list_baselines = Op("publishing", Publishing.list_baselines)
+    baseline_diff = Op("publishing", Publishing.baseline_diff)
+    promote = Op("publishing", Publishing.promote)
+    rollback = Op("publishing", Publishing.rollback)
+    published = Op("publishing", Publishing.published)
+    # reading
+    read_context = Op("reading", Reading.read_context)
+    verify_citations = Op("reading", Reading.verify_citations)
+    replay = Op("reading", Reading.replay)
+    get_version = Op("reading", Reading.get_version)
+    expand = Op("reading", Reading.expand)
+    evaluate = Op("evaluation", Evaluation.evaluate)
+    eval_pipelines = Op("evaluation", Evaluation.eval_pipelines)
+    # history and audit
+    history = Op("history", History.history)
+    verify_audit = Op("history", History.verify_audit)
+    access_log = Op("history", History.access_log)
+    erase_version = Op("erasure", Erasure.erase_version)
+    # ingest
+    ingest_backlog = Op("ingest", Ingest.ingest_backlog)
+    ingest_status = Op("ingest", Ingest.ingest_status)
+    routing_explain = Op("ingest", Ingest.routing_explain)
+    # tenancy, identity, legal hold
+    bootstrap_admin = Op("admin", Admin.bootstrap_admin)
+    create_repository = Op("admin", Admin.create_repository)
+    grant = Op("admin", Admin.grant)
+    revoke = Op("admin", Admin.revoke)
+    list_grants = Op("admin", Admin.list_grants)
+    set_legal_hold = Op("admin", Admin.set_legal_hold)
+    create_token = Op("tokens", TokenRegistry.create)
+    revoke_token = Op("tokens", TokenRegistry.revoke)
+    list_tokens = Op("tokens", TokenRegistry.list_tokens)
+    authenticate = Op("admin", Admin.authenticate)
+    authenticate_token = Op("tokens", TokenRegistry.authenticate)
+    # the derived indexes and health
+    index_status = Op("index", IndexAdmin.index_status)
+    index_rebuild = Op("index", IndexAdmin.index_rebuild)
+    embedding_build = Op("index", IndexAdmin.embedding_build)
+    health = Op("index", IndexAdmin.health)
+    open_proposal_counts = Op("index", IndexAdmin.open_proposal_counts)
+
+    @classmethod
+    def operations(cls) -> list[str]:
+        """The names of every operation."""
+        return [name for name, value in vars(cls).items() if isinstance(value, Op)]

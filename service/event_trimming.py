@@ -30,7 +30,8 @@ from service.authz import Caller, Permission
 from service.views import event_view
 
 if TYPE_CHECKING:
-    from service.core import ServiceCore, UnitOfWork
+    from service.core import UnitOfWork
+    from service.gate import Gate
 
 _ID = re.compile(r"^(el|ver|prop)_[0-9a-f]{24}$")
 _HIDES_EVENT = ("target_element_id",)  # the relationship is invisible when its target is
@@ -47,8 +48,8 @@ _INGEST_AGGREGATES = (
 class Visibility:
     """What one caller may read, per repository and per id (memoized for one unit of work)."""
 
-    def __init__(self, core: ServiceCore, uow: UnitOfWork, caller: Caller) -> None:
-        self._core, self._uow, self._caller = core, uow, caller
+    def __init__(self, gate: Gate, uow: UnitOfWork, caller: Caller) -> None:
+        self._gate, self._uow, self._caller = gate, uow, caller
         self._perms: dict[str, Permission] = {}
         self._seen: dict[str, bool] = {}
 
@@ -60,7 +61,7 @@ class Visibility:
     def permission(self, repo_key: str) -> Permission:
         """The caller's permission in a repository."""
         if repo_key not in self._perms:
-            self._perms[repo_key] = self._core.permission(self._uow, self._caller, repo_key)
+            self._perms[repo_key] = self._gate.permission(self._uow, self._caller, repo_key)
         return self._perms[repo_key]
 
     def element(self, element_id: str | None) -> bool:

@@ -8,7 +8,9 @@ from __future__ import annotations
 from domain.model import Relationship, RelationshipKind
 from ingest.links import LINK_TYPE, FileLinks, LinkTarget, late_targets
 from service.core import UnitOfWork
-from service.ingest_files import BATCH, IngestFileOps, IngestRun
+from service.ingest_mirror import BATCH, IngestRun
+from service.kernel import Kernel
+from service.writer import ElementWriter
 
 _LinkWork = tuple[str, str, tuple[LinkTarget, ...], bool]
 """(repository, source element, link targets, whether links no longer named are retired)"""
@@ -36,10 +38,14 @@ class _Counts:
         self.run.tally.writes += 1
 
 
-class IngestLinkOps(IngestFileOps):
+class LinkMirror:
     """The link step of an ingest run."""
 
-    def _apply_links(self, run: IngestRun) -> None:
+    def __init__(self, k: Kernel, writer: ElementWriter) -> None:
+        self.k = k
+        self.writer = writer
+
+    def apply(self, run: IngestRun) -> None:
         """Make each mirrored file's ``links_to`` relationships match its links, connect older
         files whose unresolved links point at files that appeared in this run, and make its
         ``SUPERSEDES`` relationships match its lifecycle statements."""
@@ -70,12 +76,12 @@ class IngestLinkOps(IngestFileOps):
         total = len(work)
         for start in range(0, total, BATCH * 2):
             batch = work[start : start + BATCH * 2]
-            with self._uow() as uow:
+            with self.k.uow() as uow:
                 existing = uow.store.live_relationships_from((item[1] for item in batch), type_key)
                 added: list[Relationship] = []
                 for item in batch:
                     added += self._link(uow, run, item, existing, kind, type_key, counts)
-                self.write_relationships(uow, run.caller, added)
+                self.writer.relationships(uow, run.caller, added)
                 counts.added(len(added))
                 uow.commit()
             run.tick("linking", min(start + len(batch), total), total)
@@ -103,7 +109,7 @@ class IngestLinkOps(IngestFileOps):
                 source_id,
                 target_id,
                 {"raw": target.raw, "target_path": target.path},
-                self.clock.now(),
+                self.k.clock.now(),
                 by,
             )
             for target_id, target in want.items()
@@ -114,9 +120,9 @@ class IngestLinkOps(IngestFileOps):
         for target_id, rel in have.items():
             if target_id in want:
                 continue
-            at = self.clock.now()
+            at = self.k.clock.now()
             uow.store.retire_relationship(rel.relationship_id, at, by)
-            self.event(
+            self.k.audit.event(
                 uow,
                 caller,
                 rel.repo_key,
@@ -134,7 +140,7 @@ class IngestLinkOps(IngestFileOps):
         others = [f for f in run.state.live() if f.element_id not in touched]
         if not run.appeared or not others:
             return []
-        with self._uow(readonly=True) as uow:
+        with self.k.uow(readonly=True) as uow:
             metadata = uow.store.head_metadata(f.element_id for f in others)
         return [
             (f.repository, f.element_id, targets, False)

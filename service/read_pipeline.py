@@ -17,7 +17,6 @@ repeated with a larger window, so the budget fills from permitted content.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from domain.erasure import erased_note
 from domain.errors import InvalidArgument
 from projection.dedup import Shingles, collapse, shingles
+from projection.keyword_index import KeywordIndex
 from projection.packaging import (
     ItemSource,
     Piece,
@@ -37,7 +37,9 @@ from projection.packaging import (
 from projection.ranking import Candidate, RankingWeights, Scored, order, represent, score
 from projection.selection import CANONICAL, Selection, epoch_of, is_superseded
 from service.authz import Caller, Permission
-from service.core import ServiceCore, UnitOfWork
+from service.core import UnitOfWork
+from service.index_ops import IndexMaintainer
+from service.kernel import Kernel
 from service.read_recall import (
     Recalled,
     Trace,
@@ -57,26 +59,37 @@ from service.read_views import (
     item_views,
     selector_used,
 )
+from service.semantic_recall import SemanticRecall
 from service.views import iso
 
 MAX_WINDOW = 400
 """Largest number of versions one query recall ranks (the window grows up to it)."""
 
 
-class ReadPipeline(ServiceCore):
-    """The read_context pipeline (``read_context`` itself, storing and logging, is ReadOps')."""
+class ReadPipeline:
+    """The read_context pipeline (``read_context`` itself, storing and logging, is
+    ``service.reading``'s)."""
 
-    ranking_weights: RankingWeights = RankingWeights()
-    _memo_lock = threading.Lock()
+    def __init__(
+        self,
+        k: Kernel,
+        indexer: IndexMaintainer[KeywordIndex] | None,
+        semantic: SemanticRecall | None,
+        weights: RankingWeights | Mapping[str, object] | None = None,
+    ) -> None:
+        self.k = k
+        self.indexer = indexer
+        self.semantic = semantic  # semantic recall, when the extra is installed and enabled
+        self.memo = Memo()  # chunks and shingles per version, shared by this service's reads
+        self.ranking_weights = RankingWeights()
+        self.configure_ranking(weights)
 
     @property
-    def memo(self) -> Memo:
-        """Chunks and shingles per version, shared by this service's reads."""
-        with self._memo_lock:
-            memo = self.__dict__.get("_memo")
-            if memo is None:
-                memo = self.__dict__["_memo"] = Memo()
-        return memo
+    def index(self) -> KeywordIndex:
+        """The keyword index (a derived projection kept by ``indexer``)."""
+        if self.indexer is None:
+            raise RuntimeError("this service was built without a keyword index")
+        return self.indexer.index
 
     def _chunks(self, version_id: str, body: str) -> list[Piece]:
         key = ("chunks", version_id, len(body))  # an erased body is another key
@@ -108,14 +121,14 @@ class ReadPipeline(ServiceCore):
         """Everything of one read except storing it: the response without ``context_id``
         (``semantic=False``: keyword recall only, even with semantic recall installed — the
         eval harness compares both)."""
-        now = self.clock.now()
+        now = self.k.clock.now()
         if req.as_of is not None and req.as_of > now:
             raise InvalidArgument(
                 f"as_of {iso(req.as_of)} is in the future (now is {iso(now)})", field="as_of"
             )
         trace = Trace()
-        with self._uow(readonly=True) as uow:
-            perms = readable_repositories(self, uow, caller, req.scope)
+        with self.k.uow(readonly=True) as uow:
+            perms = readable_repositories(self.k.gate, uow, caller, req.scope)
             selection = resolve_selection(uow, perms, req, req.as_of)
             trace.filters = filters_view(req, perms, selection)
             if req.recall == "query":

@@ -22,23 +22,24 @@ from projection.selection import (
     valid_at,
 )
 from service.authz import Caller, Permission
-from service.core import ServiceCore, UnitOfWork
+from service.core import UnitOfWork
+from service.gate import Gate
 from service.read_request import ReadRequest, Scope
 
 
 def readable_repositories(
-    core: ServiceCore, uow: UnitOfWork, caller: Caller, scope: Scope
+    gate: Gate, uow: UnitOfWork, caller: Caller, scope: Scope
 ) -> dict[str, Permission]:
     """Repository key → permission, for the scope's repository or every readable one of the
     organization. An invisible repository or organization is NOT_FOUND, like a missing one."""
     key = scope.repo_key
     if key is not None:
         ref = RepoRef.parse(key)
-        return {ref.key: core.gate(uow, caller, ref.key, Action.READ)}
+        return {ref.key: gate.repository(uow, caller, ref.key, Action.READ)}
     org = RepoRef.parse(f"{scope.org_key}/x").org_key
     out = {}
     for repo in uow.store.list_repository_keys(org):
-        perm = core.permission(uow, caller, repo)
+        perm = gate.permission(uow, caller, repo)
         if perm.can(Action.READ):
             out[repo] = perm
     if not out:

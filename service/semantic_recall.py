@@ -14,7 +14,8 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from projection.semantic.vectors import SemanticHit, VectorIndex
-from service.index_ops import BackgroundUpkeep, IndexMaintainer
+from service.background import BackgroundUpkeep
+from service.index_ops import IndexMaintainer
 
 
 class SemanticRecall:

@@ -1,7 +1,7 @@
 """Bearer tokens: mint, authenticate, revoke (with every token minted from it), list.
 
-A collaborator of the service, not a use-case mixin: it depends on the service core for the
-transaction, the gate and the audit trail. Secrets are shown once and stored as SHA-256 (a
+A collaborator of the service: it is handed the kernel (the transaction, the gate, the audit
+trail). Secrets are shown once and stored as SHA-256 (a
 high-entropy random secret needs no slow hash). A token minted by a caller who presented a
 token records that token as its parent; revoking a token revokes its whole subtree, and a
 token whose ancestor is revoked never authenticates (so a child minted while its parent was
@@ -23,7 +23,8 @@ from service.authz import Caller
 from service.views import iso
 
 if TYPE_CHECKING:
-    from service.core import ServiceCore, UnitOfWork
+    from service.core import UnitOfWork
+    from service.kernel import Kernel
 
 TOKEN_PREFIX = "amt_"  # noqa: S105 - a prefix, not a secret
 MAX_TOKEN_DEPTH = 64  # a parent chain longer than this is refused (it cannot be minted anyway)
@@ -45,11 +46,11 @@ class Authenticated:
 class TokenRegistry:
     """The token use cases, over the service core."""
 
-    def __init__(self, core: ServiceCore) -> None:
-        self._core = core
+    def __init__(self, k: Kernel) -> None:
+        self.k = k
 
     def _is_global_admin(self, uow: UnitOfWork, caller: Caller) -> bool:
-        return self._core.permission(uow, caller, "*").can(Action.ADMIN)
+        return self.k.gate.permission(uow, caller, "*").can(Action.ADMIN)
 
     def create(self, caller: Caller, principal: str) -> dict[str, Any]:
         """Mint a bearer token for yourself, or for anyone as a global admin; shown once.
@@ -58,18 +59,17 @@ class TokenRegistry:
         validate_principal(principal)
         token_id = new_id("tok")
         secret = f"{TOKEN_PREFIX}{token_id[4:]}_{secrets.token_urlsafe(32)}"
-        core = self._core
-        with core._uow() as uow:
+        with self.k.uow() as uow:
             if principal != caller.principal_id and not self._is_global_admin(uow, caller):
                 raise PermissionDenied(f"{caller.principal_id} is not an admin of *")
             parent = caller.token_id
             if parent is not None and not self._valid(uow, parent):
                 raise Unauthenticated("missing, invalid or revoked bearer token")
-            at = core.clock.now()
+            at = self.k.clock.now()
             uow.store.insert_token(
                 token_id, principal, hash_token(secret), at, caller.principal_id, parent
             )
-            core.event(
+            self.k.audit.event(
                 uow,
                 caller,
                 GLOBAL_CHAIN,
@@ -93,8 +93,7 @@ class TokenRegistry:
         """Revoke a token and every token minted from it, transitively (its owner or a global
         admin; anyone else is told the token does not exist)."""
         validate_id(token_id, "tok", "token")
-        core = self._core
-        with core._uow() as uow:
+        with self.k.uow() as uow:
             tok = uow.store.get_token(token_id)
             missing = NotFound(f"token {token_id} not found")
             if tok is None:
@@ -102,7 +101,7 @@ class TokenRegistry:
             owner = tok.principal_id == caller.principal_id
             if not owner and not self._is_global_admin(uow, caller):
                 raise missing
-            at = core.clock.now()
+            at = self.k.clock.now()
             revoked = 0
             for tid in self._subtree(uow, token_id):
                 rec = uow.store.get_token(tid)
@@ -110,7 +109,7 @@ class TokenRegistry:
                     continue
                 uow.store.revoke_token(tid, at, caller.principal_id)
                 revoked += 1
-                core.event(
+                self.k.audit.event(
                     uow,
                     caller,
                     GLOBAL_CHAIN,
@@ -131,8 +130,7 @@ class TokenRegistry:
         principal, or list every token by naming none."""
         if principal is not None:
             validate_principal(principal)
-        core = self._core
-        with core._uow(readonly=True) as uow:
+        with self.k.uow(readonly=True) as uow:
             admin = self._is_global_admin(uow, caller)
             if not admin:
                 if principal not in (None, caller.principal_id):
@@ -161,7 +159,7 @@ class TokenRegistry:
         bad = Unauthenticated("missing, invalid or revoked bearer token")
         if not secret or not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
             raise bad
-        with self._core._uow(readonly=True) as uow:
+        with self.k.uow(readonly=True) as uow:
             tok = uow.store.token_by_hash(hash_token(secret))
             if tok is None or not self._valid(uow, tok.token_id):
                 raise bad

@@ -25,9 +25,8 @@ def add_evidence(
     classification: str = "internal",
 ) -> tuple[str, str]:
     """An ingested evidence element with one version (as ingest writes it); (element, version)."""
-    svc = app.service
-    with svc._uow() as uow:
-        at = svc.clock.now()
+    with app.uow() as uow:
+        at = app.clock.now()
         el = Element.new(
             repo,
             kind="DOCUMENT",
@@ -57,15 +56,14 @@ def new_evidence_version(
     app: App, element_id: str, body: str, metadata: dict[str, Any] | None = None
 ) -> str:
     """A further version of an evidence element; returns its id."""
-    svc = app.service
-    with svc._uow() as uow:
+    with app.uow() as uow:
         el = uow.store.get_element(element_id)
         old = uow.store.get_version(el.head_version_id)
         v = el.next_version(
             title=old.title,
             body=body,
             metadata=metadata or {},
-            at=svc.clock.now(),
+            at=app.clock.now(),
             provenance=old.provenance,
         )
         uow.store.move_head(element_id, el.head_version_id, v)

@@ -173,7 +173,7 @@ def build_corpus(app: App) -> Corpus:
     for repo in c.repos[:2]:
         baseline = svc.create_baseline(PUBLISHER, repo)["baseline_id"]
         svc.promote(PUBLISHER, baseline, repo, "first")
-    c.t_mid = svc.clock.now()
+    c.t_mid = app.clock.now()
     c.other_repo = f"other{secrets.token_hex(3)}/eng/r"
     svc.create_repository(ADMIN, c.other_repo)
     return c
@@ -208,7 +208,7 @@ def _lowered_by_routing(c: Corpus) -> None:
     element_id = element_id_for(c.repos[1], str(src.resolve()), "plan.md")
     c.lowered_v1 = svc.get_element(ADMIN, element_id)["version"]["version_id"]
     time.sleep(0.002)
-    c.t_restricted = svc.clock.now()
+    c.t_restricted = c.app.clock.now()
     time.sleep(0.002)
     (src / "plan.md").write_text(_body("Plan", "publicplanq", 91), "utf-8")
     subprocess.run([*git, "commit", "-qam", "plan, public now"], check=True)

@@ -246,7 +246,7 @@ def test_probes_and_openapi_are_served_without_a_token(rest: Rest) -> None:
 
 def test_readiness_fails_while_the_index_lags(rest: Rest) -> None:
     w = rest.world
-    indexer = w.svc.indexer
+    indexer = w.app.indexer
     assert indexer is not None
     original = indexer.status
     indexer.status = lambda: {**original(), "pending": 3, "consistent": False}  # type: ignore[method-assign]

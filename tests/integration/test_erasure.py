@@ -187,10 +187,12 @@ def test_a_read_that_raced_an_erasure_is_stored_and_returned_without_the_text(an
     _, _, _, accepted_v = _accepted(w)
     publish(w)
     parsed = parse_request(request(w.repo, MARKER))
-    body = svc.run_read(w.agent, parsed)  # read before the erasure commits …
+    body = w.app.reads.run_read(w.agent, parsed)  # read before the erasure commits …
     assert MARKER in body["context_block"]
     svc.erase_version(w.admin, accepted_v, "gdpr")
-    out = svc._store_context(w.agent, parsed, body, "read_context")  # … stored after it
+    out = svc.parts.reading._store_context(
+        w.agent, parsed, body, "read_context"
+    )  # … stored after it
     assert MARKER not in json.dumps(out)
     assert MARKER not in json.dumps(_stored(w, out["context_id"]))
 

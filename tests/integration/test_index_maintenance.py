@@ -30,7 +30,7 @@ def _everything(world: World) -> IndexFilter:
 
 
 def _answers(world: World) -> list[list[tuple[str, str, float]]]:
-    index = world.svc.index
+    index = world.app.reads.index
     return [
         [(h.chunk_id, h.version_id, round(h.score, 6)) for h in index.search(q, _everything(world))]
         for q in QUERIES
@@ -77,7 +77,7 @@ def test_a_rebuilt_index_answers_exactly_like_the_incrementally_maintained_one(
 
 def test_an_erased_version_is_dropped_from_the_index(world: World):
     _populate(world)
-    assert world.svc.index.search("zebra", _everything(world)) == []
+    assert world.app.reads.index.search("zebra", _everything(world)) == []
 
 
 def test_every_committed_write_reaches_the_index_and_the_chunk_rows(world: World):
@@ -91,7 +91,7 @@ def test_every_committed_write_reaches_the_index_and_the_chunk_rows(world: World
 def _app_without_index_hook(home: Path) -> App:
     """Simulates a crash between the database commit and the index update: the hook never runs."""
     app = build_app(Settings(home=home), migrate=True)
-    app.service.indexer.catch_up = lambda **_: 0  # type: ignore[method-assign]
+    app.indexer.catch_up = lambda **_: 0  # type: ignore[method-assign]
     return app
 
 
@@ -108,7 +108,7 @@ def test_a_crash_between_commit_and_index_update_is_caught_up_by_index_status(tm
         assert status["applied"] == status["pending_before"]
         assert status["pending"] == 0
         assert status["consistent"] is True
-        hits = restarted.service.index.search(
+        hits = restarted.reads.index.search(
             "phase tests", IndexFilter(max_rank_by_repository={repo: 3})
         )
         assert [h.chunk_key for h in hits]
@@ -134,7 +134,7 @@ def test_the_next_write_also_catches_up_what_a_crash_left(tmp_path: Path):
 
 def test_a_deleted_index_is_reported_inconsistent_until_rebuilt(world: World):
     _populate(world)
-    world.svc.indexer.index.clear()  # empty, without a watermark: the next catch-up rebuilds
+    world.app.indexer.index.clear()  # empty, without a watermark: the next catch-up rebuilds
     assert world.svc.index_status(world.admin, catch_up=False)["consistent"] is False
     world.svc.index_rebuild(world.admin)
     assert world.svc.index_status(world.admin)["consistent"] is True
@@ -299,7 +299,7 @@ def test_what_one_home_commits_another_home_on_the_same_database_serves(
     assert _read(b) == _read(a)  # b's read catches up first
     assert _answers(b) == _answers(a)
     assert any(_answers(a))
-    assert b.svc.index.search("zebra", _everything(b)) == []
+    assert b.app.reads.index.search("zebra", _everything(b)) == []
     status = b.svc.index_status(b.admin)
     assert (status["pending"], status["consistent"]) == (0, True)
     assert status["last_applied_position"] == max(_outbox_ids(a))
@@ -332,12 +332,12 @@ def test_a_rebuild_on_one_home_does_not_starve_another(two_homes: tuple[World, W
     assert status["consistent"] is True
     assert _answers(b) == _answers(a)
     assert _read(b) == _read(a)
-    assert b.svc.index.search("quokka", _everything(b))
+    assert b.app.reads.index.search("quokka", _everything(b))
 
 
 @contextlib.contextmanager
 def _without_index_hook(world: World) -> Iterator[None]:
-    indexer = world.svc.indexer
+    indexer = world.app.indexer
     indexer.catch_up = lambda **_: 0  # type: ignore[method-assign]
     try:
         yield
@@ -366,17 +366,17 @@ def test_an_outbox_row_committed_after_a_higher_one_was_applied_is_still_applied
         )
     for world in (a, b):
         world.svc.index_status(world.admin)
-        assert world.svc.indexer.index.last_applied_position() == top + 2
-        assert world.svc.index.search("wombat", _everything(world)) == []
+        assert world.app.indexer.index.last_applied_position() == top + 2
+        assert world.app.reads.index.search("wombat", _everything(world)) == []
     with a.app.engine.begin() as conn:  # the earlier transaction commits at last
         conn.execute(t.index_outbox.insert().values(**late_row))
     for world in (a, b):
         assert world.svc.index_status(world.admin, catch_up=False)["pending"] == 1
         status = world.svc.index_status(world.admin)
         assert (status["applied"], status["pending"], status["consistent"]) == (1, 0, True)
-        hits = world.svc.index.search("wombat", _everything(world))
+        hits = world.app.reads.index.search("wombat", _everything(world))
         assert [h.element_id for h in hits] == [late]
-        gaps = world.svc.indexer.index.open_gaps()
+        gaps = world.app.indexer.index.open_gaps()
         assert [gap[:2] for gap in gaps] == [(top + 1, top + 1)]  # the id nobody took: watched
 
 
@@ -393,11 +393,11 @@ def test_an_id_skipped_for_longer_than_the_timeout_is_no_longer_looked_for(
             )
         )
     a.svc.index_status(a.admin)
-    assert [gap[:2] for gap in a.svc.indexer.index.open_gaps()] == [(top + 1, top + 2)]
+    assert [gap[:2] for gap in a.app.indexer.index.open_gaps()] == [(top + 1, top + 2)]
     monkeypatch.setattr(index_ops, "GAP_TIMEOUT", 0.0)
     a.svc.index_status(a.admin)
-    assert a.svc.indexer.index.open_gaps() == []
-    assert a.svc.indexer.index.last_applied_position() == top + 3
+    assert a.app.indexer.index.open_gaps() == []
+    assert a.app.indexer.index.last_applied_position() == top + 3
 
 
 def test_an_index_whose_watermark_is_below_the_pruned_outbox_is_rebuilt(
@@ -431,9 +431,9 @@ def test_an_index_whose_watermark_is_below_the_pruned_outbox_is_rebuilt(
     assert status["last_applied_position"] == top
     a.canonical("After", "# After\n\nnumbat words\n")  # ids keep growing after the prune
     assert max(_outbox_ids(a)) > top
-    assert b.svc.index.search("numbat", _everything(b)) == []
+    assert b.app.reads.index.search("numbat", _everything(b)) == []
     b.svc.index_status(b.admin)
-    assert b.svc.index.search("numbat", _everything(b))
+    assert b.app.reads.index.search("numbat", _everything(b))
 
 
 def test_an_index_whose_watermark_is_beyond_the_outbox_is_rebuilt(
@@ -442,7 +442,7 @@ def test_an_index_whose_watermark_is_beyond_the_outbox_is_rebuilt(
     # e.g. the database was restored from a backup older than the index
     _populate(world)
     before = _answers(world)
-    index = world.svc.indexer.index
+    index = world.app.indexer.index
     index.advance(max(_outbox_ids(world)) + 100)
     with caplog.at_level(logging.WARNING, logger="ameide.index"):
         world.svc.index_status(world.admin)
@@ -465,7 +465,7 @@ def test_a_watermark_saved_by_an_older_release_is_not_trusted(tmp_path: Path):
 
     world.app = build_app(Settings(home=home))
     try:
-        assert world.svc.indexer.index.last_applied_position() is None
+        assert world.app.indexer.index.last_applied_position() is None
         status = world.svc.index_status(world.admin)
         assert (status["consistent"], status["last_applied_position"]) == (
             True,

@@ -190,7 +190,7 @@ def test_every_response_is_stored_with_who_asked_for_whom_and_why(scenario) -> N
     out = w.svc.read_context(
         w.agent, request(w.repo, QUERY, principal={"purpose": "answer", "on_behalf_of": None})
     )
-    with w.svc._uow(readonly=True) as uow:
+    with w.app.uow(readonly=True) as uow:
         row = uow.store.get_read_context(out["context_id"])
     assert (row["principal_id"], row["purpose"], row["repo_key"]) == (
         w.agent.principal_id,

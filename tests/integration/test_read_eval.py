@@ -87,7 +87,7 @@ def test_a_golden_line_with_as_of_reads_the_repository_as_it_was(tmp_path: Path)
     app = build_app(Settings(home=tmp_path / "home"), migrate=True)
     try:
         w = make_world(app)
-        before = w.svc.clock.now()
+        before = w.app.clock.now()
         w.svc.grant(w.admin, INGESTOR.principal_id, "ingestor", w.repo)
         src = committed_copy(EXAMPLES / "backlog", tmp_path / "src")
         w.svc.ingest_backlog(INGESTOR, str(src), w.repo)

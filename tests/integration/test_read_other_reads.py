@@ -25,7 +25,7 @@ def test_get_version_returns_content_with_chunk_offsets(world: World) -> None:
 
 
 def test_get_version_hides_unreadable_missing_and_later_versions_alike(world: World) -> None:
-    before = world.svc.clock.now()
+    before = world.app.clock.now()
     secret = _confidential(world)[1]
     _, v1 = world.canonical(title="Open", body="# O\n\nx\n")
     for caller, version, as_of in (
@@ -51,7 +51,7 @@ def test_the_neighbourhood_never_walks_into_unreadable_elements(world: World) ->
     hidden, _ = _confidential(world)
     b, _ = world.canonical(title="B", body="# B\n\nb\n")
     c, _ = world.canonical(title="C", body="# C\n\nc\n")
-    t0 = world.svc.clock.now()
+    t0 = world.app.clock.now()
     for src, dst in ((a, hidden), (hidden, c), (a, b)):
         world.svc.add_relationship(world.admin, src, dst, kind="REFERENCE", type_key="ameide:x")
     out = world.svc.expand(world.reader, a, hops=2)

@@ -60,7 +60,7 @@ def tl(world: World) -> Timeline:
         metadata={"effective_from": "2025-01-01", "effective_to": "2025-06-01"},
     )
     bl1 = publish(world)
-    t_first_publish = svc.clock.now()
+    t_first_publish = app.clock.now()
     p = svc.propose(
         world.agent,
         repo,
@@ -72,12 +72,12 @@ def tl(world: World) -> Timeline:
     a2 = svc.accept(world.curator, p["proposal_id"])["result_version_id"]
     rel = svc.add_relationship(world.curator, a, e, kind="REFERENCE", type_key="ameide:cites")
     e2 = new_evidence_version(app, e, "# E\n\nevidence alpha two\n")
-    t_linked = svc.clock.now()
-    t_before_retire = svc.clock.now()
+    t_linked = app.clock.now()
+    t_before_retire = app.clock.now()
     svc.retire_element(world.curator, b, "obsolete")
     bl2 = publish(world)
     svc.retire_relationship(world.curator, rel["relationship_id"])
-    t_end = svc.clock.now()
+    t_end = app.clock.now()
     return Timeline(
         world,
         a,
@@ -162,7 +162,7 @@ def test_keyword_recall_uses_the_selection_on_every_path(tl: Timeline) -> None:
 
 
 def test_retired_evidence_is_gone_now_but_not_before(tl: Timeline) -> None:
-    t = tl.w.svc.clock.now()
+    t = tl.w.app.clock.now()
     tl.w.svc.retire_element(tl.w.curator, tl.f, "deleted upstream")
     assert tl.read() == {tl.a2, tl.e2}
     assert tl.read(as_of=t.isoformat()) == {tl.a2, tl.e2, tl.f1}

@@ -25,7 +25,7 @@ def test_the_pointer_and_the_heads_resolve_before_between_and_after_each_change(
     any_world: World,
 ):
     w, svc = any_world, any_world.svc
-    now = svc.clock.now  # the service's clock: strictly after everything recorded so far
+    now = w.app.clock.now  # the service's clock: strictly after everything recorded so far
 
     t_before = now()
     el, v1 = w.canonical(body="version one\n")
@@ -82,9 +82,9 @@ def test_the_pointer_and_the_heads_resolve_before_between_and_after_each_change(
 def test_a_retirement_is_visible_only_from_its_instant_on(any_world: World):
     w, svc = any_world, any_world.svc
     el, _ = w.canonical()
-    t_live = svc.clock.now()
+    t_live = w.app.clock.now()
     svc.retire_element(w.curator, el, "obsolete")
-    t_retired = svc.clock.now()
+    t_retired = w.app.clock.now()
     assert svc.get_element(w.reader, el, as_of=t_live)["element"]["retired_at_as_of"] is False
     assert svc.get_element(w.reader, el, as_of=t_retired)["element"]["retired_at_as_of"] is True
 
@@ -93,11 +93,11 @@ def test_relationships_resolve_as_of_an_instant(any_world: World):
     w, svc = any_world, any_world.svc
     a, _ = w.canonical(title="A", body="a\n")
     b, _ = w.canonical(title="B", body="b\n")
-    t_none = svc.clock.now()
+    t_none = w.app.clock.now()
     rel = svc.add_relationship(w.curator, a, b, kind="SEMANTIC", type_key="ameide:related")
-    t_linked = svc.clock.now()
+    t_linked = w.app.clock.now()
     svc.retire_relationship(w.curator, rel["relationship_id"])
-    t_unlinked = svc.clock.now()
+    t_unlinked = w.app.clock.now()
 
     def ids(instant: datetime) -> list[str]:
         return [r["relationship_id"] for r in svc.list_relationships(w.reader, a, as_of=instant)]

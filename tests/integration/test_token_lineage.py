@@ -15,7 +15,7 @@ from tests.conftest import World
 
 
 def _as(world: World, secret: str) -> Caller:
-    who = world.svc.tokens.authenticate(secret)
+    who = world.svc.authenticate_token(secret)
     return Caller(who.principal_id, token_id=who.token_id)
 
 
@@ -26,7 +26,7 @@ def test_revoking_a_token_revokes_every_token_minted_with_it(world: World) -> No
     child = svc.create_token(_as(world, root["token"]), user)
     grandchild = svc.create_token(_as(world, child["token"]), user)
     sibling = svc.create_token(world.admin, user)  # minted without a token: no parent
-    rows = {r["token_id"]: r for r in svc.tokens.list_tokens(world.admin, user)}
+    rows = {r["token_id"]: r for r in svc.list_tokens(world.admin, user)}
     assert rows[child["token_id"]]["parent_token_id"] == root["token_id"]
     assert rows[grandchild["token_id"]]["parent_token_id"] == child["token_id"]
     assert rows[sibling["token_id"]]["parent_token_id"] is None
@@ -36,14 +36,14 @@ def test_revoking_a_token_revokes_every_token_minted_with_it(world: World) -> No
         with pytest.raises(Unauthenticated):
             svc.authenticate(gone["token"])
     assert svc.authenticate(sibling["token"]) == user
-    rows = {r["token_id"]: r for r in svc.tokens.list_tokens(Caller(user))}
+    rows = {r["token_id"]: r for r in svc.list_tokens(Caller(user))}
     assert [rows[t["token_id"]]["revoked"] for t in (root, child, grandchild, sibling)] == [
         True,
         True,
         True,
         False,
     ]
-    with svc._uow(readonly=True) as uow:
+    with world.app.uow(readonly=True) as uow:
         events = uow.store.audit_events(GLOBAL_CHAIN)
     revoked = {e.payload["token_id"] for e in events if e.event_type == "token.revoked"}
     assert {root["token_id"], child["token_id"], grandchild["token_id"]} <= revoked
@@ -66,12 +66,12 @@ def test_tokens_are_listed_without_secrets_and_only_to_their_owner_or_a_global_a
     alice, bob = (f"user:{n}-{secrets.token_hex(4)}" for n in ("alice", "bob"))
     made = svc.create_token(world.admin, alice)
     svc.create_token(world.admin, bob)
-    mine = svc.tokens.list_tokens(Caller(alice))
+    mine = svc.list_tokens(Caller(alice))
     assert [r["token_id"] for r in mine] == [made["token_id"]]
     text = json.dumps(mine)
     assert made["token"] not in text
     assert "hash" not in text
     with pytest.raises(PermissionDenied, match="only its own tokens"):
-        svc.tokens.list_tokens(Caller(alice), bob)
-    everyone = {r["principal_id"] for r in svc.tokens.list_tokens(world.admin)}
+        svc.list_tokens(Caller(alice), bob)
+    everyone = {r["principal_id"] for r in svc.list_tokens(world.admin)}
     assert {alice, bob} <= everyone

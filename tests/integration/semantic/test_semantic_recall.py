@@ -57,14 +57,14 @@ def test_meaning_finds_what_keywords_miss_inside_the_callers_clearance(
 ) -> None:
     w, _ = _world(semantic_app)
     svc = w.svc
-    assert svc.semantic is not None
-    svc.semantic.build()
+    assert w.app.semantic is not None
+    w.app.semantic.build()
     public = Caller("user:public-reader")
     svc.grant(w.admin, public.principal_id, "reader", w.repo, clearance="public")
     cleared = Caller("user:cleared-reader")
     svc.grant(w.admin, cleared.principal_id, "reader", w.repo, clearance="restricted")
 
-    keyword_only = svc.run_read(w.reader, _req(w, MISMATCH), semantic=False)
+    keyword_only = w.app.reads.run_read(w.reader, _req(w, MISMATCH), semantic=False)
     assert "Remote workspaces" not in _titles(keyword_only)
 
     hybrid = svc.read_context(w.reader, request(w.repo, MISMATCH, explain=True))
@@ -85,8 +85,8 @@ def test_versions_not_embedded_yet_are_ranked_by_keywords_and_explain_says_so(
     semantic_app: App,
 ) -> None:
     svc = semantic_app.service
-    assert svc.semantic is not None
-    svc.semantic.upkeep.close()  # no background embedding: nothing gets vectors until build()
+    assert semantic_app.semantic is not None
+    semantic_app.semantic.upkeep.close()  # no background embedding: no vectors until build()
     w, _ = _world(semantic_app)
 
     before = svc.read_context(w.reader, request(w.repo, "supplier invoices", explain=True))
@@ -95,9 +95,9 @@ def test_versions_not_embedded_yet_are_ranked_by_keywords_and_explain_says_so(
     assert all(c["semantic_score"] is None for c in before["trace"]["candidates"])
     assert "keyword" not in before["items"][0]["score_breakdown"]["relevance"]
 
-    assert svc.semantic.status()["pending"] > 0
-    svc.semantic.build()
-    status = svc.semantic.status()
+    assert w.app.semantic.status()["pending"] > 0
+    w.app.semantic.build()
+    status = w.app.semantic.status()
     assert status["pending"] == 0
     assert status["indexed_versions"] == 4
     after = svc.read_context(w.reader, request(w.repo, "supplier invoices", explain=True))
@@ -108,10 +108,10 @@ def test_versions_not_embedded_yet_are_ranked_by_keywords_and_explain_says_so(
 def test_erasure_removes_the_vectors_of_the_erased_text(semantic_app: App) -> None:
     w, ids = _world(semantic_app)
     svc = w.svc
-    assert svc.semantic is not None
-    svc.semantic.build()
+    assert w.app.semantic is not None
+    w.app.semantic.build()
     version = svc.get_element(w.reader, ids["Kitchen"])["version"]["version_id"]
-    vectors = svc.semantic.maintainer.index.path
+    vectors = w.app.semantic.maintainer.index.path
 
     def cached() -> int:
         with sqlite3.connect(vectors) as db:
@@ -119,7 +119,7 @@ def test_erasure_removes_the_vectors_of_the_erased_text(semantic_app: App) -> No
 
     before = cached()
     svc.erase_version(w.admin, version, "test: personal data")
-    svc.semantic.build()
+    w.app.semantic.build()
     assert cached() == before - 1  # the erased text's vector is gone, not just unlinked
     response = svc.read_context(w.reader, request(w.repo, "descaling the coffee machine"))
     kitchen = [i for i in response["items"] if i["element_id"] == ids["Kitchen"]]
@@ -129,12 +129,12 @@ def test_erasure_removes_the_vectors_of_the_erased_text(semantic_app: App) -> No
 def test_the_embedding_index_rebuilds_from_the_database(semantic_app: App) -> None:
     w, _ = _world(semantic_app)
     svc = w.svc
-    assert svc.semantic is not None
-    svc.semantic.build()
-    built = svc.semantic.status()
-    rebuilt = svc.semantic.maintainer.rebuild()
+    assert w.app.semantic is not None
+    w.app.semantic.build()
+    built = w.app.semantic.status()
+    rebuilt = w.app.semantic.maintainer.rebuild()
     assert rebuilt["versions"] == built["indexed_versions"] == 4
-    assert svc.semantic.status()["consistent"]
+    assert w.app.semantic.status()["consistent"]
     hybrid = svc.read_context(w.reader, request(w.repo, MISMATCH))
     assert _titles(hybrid)[0] == "Remote workspaces"
 
@@ -152,7 +152,7 @@ def test_closing_the_app_stops_background_embedding_and_keeps_its_work(tmp_path:
     w = make_world(app)
     for n in range(30):  # each commit pokes the background thread
         w.canonical(f"Page {n}", f"Section {n} of a long manual about subject {n}.\n" * 20)
-    semantic = app.service.semantic
+    semantic = app.semantic
     assert semantic is not None
     app.close()  # while it may still be embedding
     thread = semantic.upkeep._thread
@@ -160,8 +160,8 @@ def test_closing_the_app_stops_background_embedding_and_keeps_its_work(tmp_path:
 
     again = build_app(Settings(home=home, semantic="on"))
     try:
-        assert again.service.semantic is not None
-        again.service.semantic.build()  # goes on from what was kept
-        assert again.service.semantic.status()["indexed_versions"] == 30
+        assert again.semantic is not None
+        again.semantic.build()  # goes on from what was kept
+        assert again.semantic.status()["indexed_versions"] == 30
     finally:
         again.close()

@@ -1,16 +1,13 @@
-"""Use cases: canonical elements, versions, relationships, retirement (erasure: erasure_ops)."""
+"""Use cases: canonical elements, versions, relationships, retirement (erasure elsewhere)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from domain.errors import FailedPrecondition, InvalidArgument, NotFound
 from domain.model import (
     Element,
-    ElementVersion,
-    Provenance,
     Relationship,
     RelationshipKind,
     version_classification,
@@ -20,9 +17,7 @@ from domain.values import (
     MAX_RATIONALE_CHARS,
     MAX_TITLE_CHARS,
     Classification,
-    ElementKind,
     SourceKind,
-    principal_type,
     validate_body,
     validate_id,
     validate_instant,
@@ -31,80 +26,19 @@ from domain.values import (
     validate_type_key,
 )
 from service.authz import Caller
-from service.core import ServiceCore, UnitOfWork
+from service.core import repo_key
+from service.kernel import Kernel
 from service.views import element_view, relationship_view, version_view
+from service.writer import ElementWriter
+from service.writer import element_kind as parse_element_kind
 
 
-class ElementOps(ServiceCore):
-    """Elements and relationships."""
+class Elements:
+    """Canonical elements, their versions and relationships."""
 
-    def provenance(self, caller: Caller, **extra: str | None) -> Provenance:
-        """Provenance of a version written by ``caller``."""
-        return Provenance(
-            principal_type(caller.principal_id), caller.principal_id, caller.tool_id, **extra
-        )
-
-    def write_new_element(
-        self,
-        uow: UnitOfWork,
-        caller: Caller,
-        el: Element,
-        *,
-        title: str,
-        body: str,
-        metadata: dict[str, Any],
-        at: datetime,
-        provenance: Provenance | None = None,
-    ) -> ElementVersion:
-        """Insert an element with version 1 as its head, and audit it."""
-        v1 = el.next_version(
-            title=title,
-            body=body,
-            metadata=metadata,
-            at=at,
-            provenance=provenance or self.provenance(caller),
-        )
-        uow.store.insert_element(el)
-        uow.store.move_head(el.element_id, None, v1)
-        uow.store.insert_version(v1)
-        el.head_version_id, el.head_seq = v1.version_id, v1.seq
-        self.event(
-            uow,
-            caller,
-            el.repo_key,
-            "element.created",
-            at,
-            element_id=el.element_id,
-            version_id=v1.version_id,
-            payload=created_payload(el, v1),
-        )
-        return v1
-
-    def write_relationship(self, uow: UnitOfWork, caller: Caller, rel: Relationship) -> None:
-        """Append a relationship and audit it."""
-        self.write_relationships(uow, caller, [rel])
-
-    def write_relationships(
-        self, uow: UnitOfWork, caller: Caller, rels: Sequence[Relationship]
-    ) -> None:
-        """Append relationships in one statement, each with its own audit event."""
-        uow.store.insert_relationships(rels)
-        for rel in rels:
-            self.event(
-                uow,
-                caller,
-                rel.repo_key,
-                "relationship.added",
-                rel.recorded_at,
-                element_id=rel.source_element_id,
-                payload={
-                    "relationship_id": rel.relationship_id,
-                    "type_key": rel.type_key,
-                    "kind": rel.relationship_kind.value,
-                    "target_element_id": rel.target_element_id,
-                    "target_version_id": rel.target_version_id,
-                },
-            )
+    def __init__(self, k: Kernel, writer: ElementWriter) -> None:
+        self.k = k
+        self.writer = writer
 
     def create_element(
         self,
@@ -119,22 +53,22 @@ class ElementOps(ServiceCore):
         metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """A curator creates a canonical element directly (version 1 = head)."""
-        key = self.repo_key(repo)
+        key = repo_key(repo)
         title = validate_text(title, "title", MAX_TITLE_CHARS)
         body = validate_body(body)
         validate_type_key(type_key)
-        kind = _element_kind(element_kind)
+        kind = parse_element_kind(element_kind)
         level = Classification.parse(classification) if classification else Classification.INTERNAL
         metadata = validate_metadata(metadata)
-        with self._uow() as uow:
-            perm = self.gate(uow, caller, key, Action.CURATE)
+        with self.k.uow() as uow:
+            perm = self.k.gate.repository(uow, caller, key, Action.CURATE)
             if not perm.may_act_on(Action.CURATE, level):
                 top = perm.clearance_for(Action.CURATE) or perm.clearance
                 raise InvalidArgument(
                     f"classification {level.value} is above your clearance {top.value}",
                     field="classification",
                 )
-            at = self.clock.now()
+            at = self.k.clock.now()
             el = Element.new(
                 key,
                 kind=kind,
@@ -144,7 +78,7 @@ class ElementOps(ServiceCore):
                 at=at,
                 by=caller.principal_id,
             )
-            v1 = self.write_new_element(
+            v1 = self.writer.new_element(
                 uow, caller, el, title=title, body=body, metadata=metadata, at=at
             )
             uow.commit()
@@ -159,8 +93,8 @@ class ElementOps(ServiceCore):
     ) -> dict[str, Any]:
         """An element with one version: the head, a given version, or the head as of an instant."""
         validate_instant(as_of, "as_of")
-        with self._uow(readonly=True) as uow:
-            el, perm = self.visible_element(uow, caller, element_id)
+        with self.k.uow(readonly=True) as uow:
+            el, perm = self.k.gate.element(uow, caller, element_id)
             if version_id is not None:
                 validate_id(version_id, "ver", "version")
                 v = uow.store.get_version(version_id)
@@ -172,8 +106,8 @@ class ElementOps(ServiceCore):
                     raise NotFound(f"element {element_id} did not exist at {as_of.isoformat()}")
             else:
                 v = uow.store.get_version(el.head_version_id)
-            self.readable_version(perm, el, v)
-            self.log_read(
+            self.k.gate.readable_version(perm, el, v)
+            self.k.audit.log_read(
                 uow,
                 caller,
                 "element.get",
@@ -189,14 +123,16 @@ class ElementOps(ServiceCore):
 
     def element_history(self, caller: Caller, element_id: str) -> dict[str, Any]:
         """Every version of an element, oldest first (bodies omitted)."""
-        with self._uow(readonly=True) as uow:
-            el, perm = self.visible_element(uow, caller, element_id)
+        with self.k.uow(readonly=True) as uow:
+            el, perm = self.k.gate.element(uow, caller, element_id)
             versions = [
                 v
                 for v in uow.store.list_versions(element_id)
                 if perm.may_see(version_classification(el, v))
             ]
-            self.log_read(uow, caller, "element.history", el.repo_key, element_id=element_id)
+            self.k.audit.log_read(
+                uow, caller, "element.history", el.repo_key, element_id=element_id
+            )
             uow.commit()
         return {
             "element": element_view(el),
@@ -207,13 +143,13 @@ class ElementOps(ServiceCore):
         self, caller: Caller, element_id: str, reason: str | None = None
     ) -> dict[str, Any]:
         """Retire an element (curator); blocked by legal hold."""
-        with self._uow() as uow:
-            el, _ = self.visible_element(uow, caller, element_id, Action.CURATE)
+        with self.k.uow() as uow:
+            el, _ = self.k.gate.element(uow, caller, element_id, Action.CURATE)
             repo = uow.store.get_repository(el.repo_key)
-            at = self.clock.now()
+            at = self.k.clock.now()
             el.retire(at, caller.principal_id, legal_hold=repo.legal_hold)
             uow.store.retire_element(el)
-            self.event(
+            self.k.audit.event(
                 uow,
                 caller,
                 el.repo_key,
@@ -241,9 +177,9 @@ class ElementOps(ServiceCore):
         rel_kind = _relationship_kind(kind)
         validate_type_key(type_key)
         metadata = validate_metadata(metadata)
-        with self._uow() as uow:
-            src, _ = self.visible_element(uow, caller, source_element_id, Action.CURATE)
-            dst, _ = self.visible_element(uow, caller, target_element_id)
+        with self.k.uow() as uow:
+            src, _ = self.k.gate.element(uow, caller, source_element_id, Action.CURATE)
+            dst, _ = self.k.gate.element(uow, caller, target_element_id)
             if src.repo_key != dst.repo_key:
                 raise InvalidArgument("relationships stay inside one repository")
             pinned = metadata.get("target_version_id")
@@ -261,28 +197,28 @@ class ElementOps(ServiceCore):
                 src.element_id,
                 dst.element_id,
                 metadata,
-                self.clock.now(),
+                self.k.clock.now(),
                 caller.principal_id,
             )
-            self.write_relationship(uow, caller, rel)
+            self.writer.relationship(uow, caller, rel)
             uow.commit()
         return relationship_view(rel)
 
     def retire_relationship(self, caller: Caller, relationship_id: str) -> dict[str, Any]:
         """Retire a relationship (it stays visible to earlier ``as_of`` reads)."""
         validate_id(relationship_id, "rel", "relationship")
-        with self._uow() as uow:
+        with self.k.uow() as uow:
             rel = uow.store.get_relationship(relationship_id)
             if rel is None:
                 raise NotFound(f"relationship {relationship_id} not found")
             try:
-                self.visible_element(uow, caller, rel.source_element_id, Action.CURATE)
+                self.k.gate.element(uow, caller, rel.source_element_id, Action.CURATE)
             except NotFound:
                 raise NotFound(f"relationship {relationship_id} not found") from None
-            at = self.clock.now()
+            at = self.k.clock.now()
             if not uow.store.retire_relationship(relationship_id, at, caller.principal_id):
                 raise FailedPrecondition(f"relationship {relationship_id} is already retired")
-            self.event(
+            self.k.audit.event(
                 uow,
                 caller,
                 rel.repo_key,
@@ -300,8 +236,8 @@ class ElementOps(ServiceCore):
     ) -> list[dict[str, Any]]:
         """Relationships of an element whose other end the caller may also read."""
         validate_instant(as_of, "as_of")
-        with self._uow(readonly=True) as uow:
-            el, perm = self.visible_element(uow, caller, element_id)
+        with self.k.uow(readonly=True) as uow:
+            el, perm = self.k.gate.element(uow, caller, element_id)
             out = []
             for rel in uow.store.relationships_of(element_id, as_of):
                 other_id = (
@@ -312,29 +248,11 @@ class ElementOps(ServiceCore):
                 other = uow.store.get_element(other_id)
                 if other and other.repo_key == el.repo_key and perm.may_see(other.classification):
                     out.append(relationship_view(rel))
-            self.log_read(uow, caller, "relationship.list", el.repo_key, element_id=element_id)
+            self.k.audit.log_read(
+                uow, caller, "relationship.list", el.repo_key, element_id=element_id
+            )
             uow.commit()
         return out
-
-
-def created_payload(el: Element, v1: ElementVersion) -> dict[str, Any]:
-    """The ``element.created`` audit payload (every path that creates an element writes it)."""
-    return {
-        "type_key": el.type_key,
-        "source_kind": el.source_kind.value,
-        "classification": el.classification.value,
-        "content_sha256": v1.content_sha256,
-    }
-
-
-def _element_kind(value: str) -> str:
-    try:
-        return ElementKind(value.strip().upper()).value
-    except ValueError:
-        allowed = ", ".join(k.value for k in ElementKind)
-        raise InvalidArgument(
-            f"unknown element_kind {value!r}; use one of: {allowed}", field="element_kind"
-        ) from None
 
 
 def _relationship_kind(value: str) -> RelationshipKind:

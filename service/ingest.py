@@ -7,7 +7,7 @@ outbox apply exactly as for any other write:
 1. authorize ``ingest`` on the command's repository (and later on every routed repository);
 2. plan from the last ingested commit (only the diff is read) or, on the first run, a full scan;
 3. apply file actions (create, new version, rename, retire, reinstate), ``BATCH`` files per unit
-   of work, so a large backlog never holds one giant transaction (``service.ingest_files``);
+   of work, so a large backlog never holds one giant transaction (``service.ingest_mirror``);
 4. reconcile ``REFERENCE`` relationships between mirrored files, and ``SUPERSEDES`` ones from
    their lifecycle statements, also batched (``service.ingest_links``);
 5. only then record the source's last commit and report, with one ``ingest.run`` audit event.
@@ -37,18 +37,26 @@ from ingest.run_report import RunTally
 from ingest.state import MirrorState
 from service.authz import Caller
 from service.classification import above_clearance
-from service.ingest_files import IngestRun, Progress
-from service.ingest_links import IngestLinkOps
+from service.core import repo_key
+from service.ingest_links import LinkMirror
+from service.ingest_mirror import FileMirror, IngestRun, Progress
+from service.kernel import Kernel
 from service.views import iso
 
 MAX_GLOB_CHARS = 500
 MAX_SOURCE_CHARS = 500  # ingest_sources.source_repo
 
 
-class IngestOps(IngestLinkOps):
+class Ingest:
     """Mirror markdown backlogs in as evidence."""
 
     # -- the run -------------------------------------------------------------------------
+
+    def __init__(self, k: Kernel, files: FileMirror, links: LinkMirror) -> None:
+        self.k = k
+        self.files = files
+        self.links = links
+
     def ingest_backlog(
         self,
         caller: Caller,
@@ -73,15 +81,15 @@ class IngestOps(IngestLinkOps):
         refused unless ``allow_mass_retire`` — a mistyped ``--glob`` or ``--ref`` does that.
         """
         started = time.perf_counter()
-        key = self.repo_key(repo)
+        key = repo_key(repo)
         glob = _valid_glob(glob)
         config = _routing_config(routing)
-        with self._uow(readonly=True) as uow:
-            self.gate(uow, caller, key, Action.INGEST)
+        with self.k.uow(readonly=True) as uow:
+            self.k.gate.repository(uow, caller, key, Action.INGEST)
         with _open_source(source, cache_dir) as src:
             if len(src.source_repo) > MAX_SOURCE_CHARS:
                 raise InvalidArgument(f"source name is longer than {MAX_SOURCE_CHARS} characters")
-            with self._uow(readonly=True) as uow:
+            with self.k.uow(readonly=True) as uow:
                 record = uow.store.get_ingest_source(key, src.source_repo)
                 state = MirrorState(src.source_repo, uow.store.mirrored_files(src.source_repo))
             since = None if full_scan or record is None else record["last_commit"]
@@ -93,10 +101,10 @@ class IngestOps(IngestLinkOps):
         if dry_run:
             return _dry_run_report(run, ref, glob, time.perf_counter() - started)
         mark = time.perf_counter()
-        self._apply_files(run)
+        self.files.apply(run)
         timings["write_s"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        self._apply_links(run)
+        self.links.apply(run)
         timings["link_s"] = time.perf_counter() - mark
         noop = (
             run.tally.writes == 0 and record is not None and record["last_commit"] == plan.to_commit
@@ -154,9 +162,9 @@ class IngestOps(IngestLinkOps):
         self, caller: Caller, repositories: set[str]
     ) -> dict[str, Classification | None]:
         """Repository → the highest classification the caller may ingest at there."""
-        with self._uow(readonly=True) as uow:
+        with self.k.uow(readonly=True) as uow:
             return {
-                repo: self.permission(uow, caller, repo).clearance_for(Action.INGEST)
+                repo: self.k.gate.permission(uow, caller, repo).clearance_for(Action.INGEST)
                 for repo in sorted(repositories)
             }
 
@@ -164,10 +172,10 @@ class IngestOps(IngestLinkOps):
         """Routed repositories the caller may not ingest into, with the reason (missing and
         forbidden read the same, so a rule file cannot probe which repositories exist)."""
         refused: dict[str, str] = {}
-        with self._uow(readonly=True) as uow:
+        with self.k.uow(readonly=True) as uow:
             for repository in sorted(repositories):
                 try:
-                    self.gate(uow, caller, repository, Action.INGEST)
+                    self.k.gate.repository(uow, caller, repository, Action.INGEST)
                 except (NotFound, PermissionDenied):
                     refused[repository] = (
                         f"routed to {repository}, which does not exist or where "
@@ -178,8 +186,8 @@ class IngestOps(IngestLinkOps):
     # -- the record ----------------------------------------------------------------------
     def _record_run(self, run: IngestRun, key: str, ref: str, report: dict[str, Any]) -> int:
         """Remember the commit and the report, and audit the run (after every batch)."""
-        with self._uow() as uow:
-            at = self.clock.now()
+        with self.k.uow() as uow:
+            at = self.k.clock.now()
             count: int = uow.store.record_ingest_run(
                 key,
                 run.source_repo,
@@ -189,7 +197,7 @@ class IngestOps(IngestLinkOps):
                 by=run.caller.principal_id,
                 report=report,
             )
-            self.event(
+            self.k.audit.event(
                 uow,
                 run.caller,
                 key,
@@ -215,14 +223,14 @@ class IngestOps(IngestLinkOps):
     # -- status and explain --------------------------------------------------------------
     def ingest_status(self, caller: Caller, repo: str) -> dict[str, Any]:
         """The last run of every source ingested into ``repo`` (readers and ingestors)."""
-        key = self.repo_key(repo)
-        with self._uow(readonly=True) as uow:
+        key = repo_key(repo)
+        with self.k.uow(readonly=True) as uow:
             try:
-                self.gate(uow, caller, key, Action.READ)
+                self.k.gate.repository(uow, caller, key, Action.READ)
             except PermissionDenied:
-                self.gate(uow, caller, key, Action.INGEST)
+                self.k.gate.repository(uow, caller, key, Action.INGEST)
             rows = uow.store.list_ingest_sources(key)
-            self.log_read(uow, caller, "ingest.status", key)
+            self.k.audit.log_read(uow, caller, "ingest.status", key)
             uow.commit()
         return {"repository": key, "sources": [_source_view(r) for r in rows]}
 
@@ -237,8 +245,8 @@ class IngestOps(IngestLinkOps):
     ) -> dict[str, Any]:
         """Which routing rule decides a file, and why, rule by rule (reads no stored state)."""
         if caller is not None:
-            self.check_caller(caller)
-        key = self.repo_key(repo) if repo else None
+            self.k.gate.check_caller(caller)
+        key = repo_key(repo) if repo else None
         return explain_routing(
             _routing_config(routing) or RoutingConfig(),
             path,

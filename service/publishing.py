@@ -19,13 +19,18 @@ from domain.values import (
     validate_text,
 )
 from service.authz import Caller, Permission
-from service.core import UnitOfWork
-from service.proposal_ops import ProposalOps
+from service.core import UnitOfWork, repo_key
+from service.decisions import Decisions
+from service.kernel import Kernel
 from service.views import baseline_view, iso, move_view
 
 
-class BaselineOps(ProposalOps):
-    """Publishing."""
+class Publishing:
+    """Baselines and the published pointer."""
+
+    def __init__(self, k: Kernel, decisions: Decisions) -> None:
+        self.k = k
+        self.decisions = decisions
 
     def _baseline(
         self, uow: UnitOfWork, caller: Caller, baseline_id: str, action: Action = Action.READ
@@ -35,7 +40,7 @@ class BaselineOps(ProposalOps):
         missing = NotFound(f"baseline {baseline_id} not found", baseline_id=baseline_id)
         if b is None:
             raise missing
-        return b, self.readable_gate(uow, caller, b.repo_key, action, missing)
+        return b, self.k.gate.scoped(uow, caller, b.repo_key, action, missing)
 
     def _visible_pins(self, uow: UnitOfWork, b: Baseline, perm: Permission) -> dict[str, str]:
         """Pins whose element the caller may see (trimming: hidden pins are not even counted)."""
@@ -50,10 +55,10 @@ class BaselineOps(ProposalOps):
         self, caller: Caller, repo: str, name: str | None = None, pins: dict[str, str] | None = None
     ) -> dict[str, Any]:
         """Pin every canonical, non-retired element at its head, or the explicit ``pins``."""
-        key = self.repo_key(repo)
-        with self._uow() as uow:
-            perm = self.gate(uow, caller, key, Action.PUBLISH)
-            at = self.clock.now()
+        key = repo_key(repo)
+        with self.k.uow() as uow:
+            perm = self.k.gate.repository(uow, caller, key, Action.PUBLISH)
+            at = self.k.clock.now()
             chosen = (
                 self._check_pins(uow, perm, key, pins)
                 if pins is not None
@@ -72,7 +77,7 @@ class BaselineOps(ProposalOps):
                 parent,
             )
             uow.store.insert_baseline(b)
-            self.event(
+            self.k.audit.event(
                 uow,
                 caller,
                 key,
@@ -111,7 +116,7 @@ class BaselineOps(ProposalOps):
 
     def baseline_show(self, caller: Caller, baseline_id: str) -> dict[str, Any]:
         """A baseline with its (trimmed) pins and whether it is the published one."""
-        with self._uow(readonly=True) as uow:
+        with self.k.uow(readonly=True) as uow:
             b, perm = self._baseline(uow, caller, baseline_id)
             view = baseline_view(
                 Baseline(
@@ -125,15 +130,15 @@ class BaselineOps(ProposalOps):
                 )
             )
             view["published"] = uow.store.get_pointer(b.repo_key)[0] == b.baseline_id
-            self.log_read(uow, caller, "baseline.show", b.repo_key, baseline_id=baseline_id)
+            self.k.audit.log_read(uow, caller, "baseline.show", b.repo_key, baseline_id=baseline_id)
             uow.commit()
         return view
 
     def list_baselines(self, caller: Caller, repo: str) -> list[dict[str, Any]]:
         """Baselines of a repository, newest first."""
-        key = self.repo_key(repo)
-        with self._uow(readonly=True) as uow:
-            self.gate(uow, caller, key, Action.READ)
+        key = repo_key(repo)
+        with self.k.uow(readonly=True) as uow:
+            self.k.gate.repository(uow, caller, key, Action.READ)
             published = uow.store.get_pointer(key)[0]
             rows = uow.store.list_baselines(key)
         return [
@@ -149,7 +154,7 @@ class BaselineOps(ProposalOps):
 
     def baseline_diff(self, caller: Caller, baseline_a: str, baseline_b: str) -> dict[str, Any]:
         """Versions added / changed / removed from A to B, with unified body diffs."""
-        with self._uow(readonly=True) as uow:
+        with self.k.uow(readonly=True) as uow:
             a, perm_a = self._baseline(uow, caller, baseline_a)
             b, perm_b = self._baseline(uow, caller, baseline_b)
             d = diff_pins(self._visible_pins(uow, a, perm_a), self._visible_pins(uow, b, perm_b))
@@ -181,7 +186,9 @@ class BaselineOps(ProposalOps):
                 ],
                 "removed": [entry(c.element_id, c.old_version_id, None) for c in d.removed],
             }
-            self.log_read(uow, caller, "baseline.diff", a.repo_key, a=baseline_a, b=baseline_b)
+            self.k.audit.log_read(
+                uow, caller, "baseline.diff", a.repo_key, a=baseline_a, b=baseline_b
+            )
             uow.commit()
         return out
 
@@ -199,9 +206,9 @@ class BaselineOps(ProposalOps):
         ``expected_baseline_id`` makes the move conditional on what the caller saw as published.
         """
         reason = validate_text(reason, "reason", MAX_RATIONALE_CHARS, required=False)
-        with self._uow() as uow:
+        with self.k.uow() as uow:
             b, perm = self._baseline(uow, caller, baseline_id, Action.PUBLISH)
-            if repo is not None and self.repo_key(repo) != b.repo_key:
+            if repo is not None and repo_key(repo) != b.repo_key:
                 raise NotFound(f"baseline {baseline_id} not found in {repo}")
             current, revision = uow.store.get_pointer(b.repo_key)
             if expected_baseline_id is not None and current != expected_baseline_id:
@@ -211,7 +218,7 @@ class BaselineOps(ProposalOps):
                 )
             if current == baseline_id:
                 raise FailedPrecondition(f"baseline {baseline_id} is already published")
-            at = self.clock.now()
+            at = self.k.clock.now()
             if not uow.store.move_pointer(b.repo_key, revision, baseline_id, at):
                 raise Conflict(
                     f"another promotion of {b.repo_key} won; re-read the pointer and retry",
@@ -221,19 +228,12 @@ class BaselineOps(ProposalOps):
                 new_id("mv"), b.repo_key, current, baseline_id, at, caller.principal_id, reason
             )
             uow.store.insert_move(move)
-            dec = self._decision(
-                uow,
-                caller,
-                b.repo_key,
-                _kind,
-                reason,
-                at,
-                Classification.INTERNAL
-                if perm.may_see(Classification.INTERNAL)
-                else perm.clearance,
-                baseline_id=baseline_id,
+            internal = perm.may_see(Classification.INTERNAL)
+            level = Classification.INTERNAL if internal else perm.clearance
+            dec = self.decisions.record(
+                uow, caller, b.repo_key, _kind, reason, at, level, baseline_id=baseline_id
             )
-            self.event(
+            self.k.audit.event(
                 uow,
                 caller,
                 b.repo_key,
@@ -255,10 +255,10 @@ class BaselineOps(ProposalOps):
         self, caller: Caller, repo: str, to: str | None = None, reason: str | None = None
     ) -> dict[str, Any]:
         """Promote an older baseline: ``to``, or the one published before the current one."""
-        key = self.repo_key(repo)
+        key = repo_key(repo)
         if to is None:
-            with self._uow(readonly=True) as uow:
-                self.gate(uow, caller, key, Action.PUBLISH)
+            with self.k.uow(readonly=True) as uow:
+                self.k.gate.repository(uow, caller, key, Action.PUBLISH)
                 moves = uow.store.list_moves(key)
             if not moves or moves[-1].from_baseline_id is None:
                 raise FailedPrecondition(f"{key} has no earlier published baseline to roll back to")
@@ -267,10 +267,10 @@ class BaselineOps(ProposalOps):
 
     def published(self, caller: Caller, repo: str, as_of: datetime | None = None) -> dict[str, Any]:
         """The published baseline now, or as recorded at ``as_of``, with its move history."""
-        key = self.repo_key(repo)
+        key = repo_key(repo)
         validate_instant(as_of, "as_of")
-        with self._uow(readonly=True) as uow:
-            self.gate(uow, caller, key, Action.READ)
+        with self.k.uow(readonly=True) as uow:
+            self.k.gate.repository(uow, caller, key, Action.READ)
             if as_of is None:
                 baseline_id = uow.store.get_pointer(key)[0]
             else:
@@ -278,7 +278,7 @@ class BaselineOps(ProposalOps):
             moves = [
                 move_view(m) for m in uow.store.list_moves(key) if as_of is None or m.at <= as_of
             ]
-            self.log_read(uow, caller, "pointer.resolve", key, as_of=iso(as_of))
+            self.k.audit.log_read(uow, caller, "pointer.resolve", key, as_of=iso(as_of))
             uow.commit()
         return {
             "repository_id": key,

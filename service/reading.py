@@ -19,8 +19,9 @@ from projection import contexts
 from projection.packaging import content_chunks
 from service.authz import Caller
 from service.core import UnitOfWork
-from service.eval_ops import EvalOps
 from service.event_trimming import Visibility, readable_items
+from service.kernel import Kernel
+from service.read_pipeline import ReadPipeline
 from service.read_request import MAX_HOPS, MAX_NODES, ReadRequest, parse_request
 from service.read_selection import access_levels
 from service.views import element_view, iso, version_view
@@ -49,15 +50,19 @@ def effective_caller(caller: Caller, req: ReadRequest) -> Caller:
     )
 
 
-class ReadOps(EvalOps):
+class Reading:
     """Permission-trimmed, version-pinned reads."""
+
+    def __init__(self, k: Kernel, pipeline: ReadPipeline) -> None:
+        self.k = k
+        self.pipeline = pipeline
 
     def read_context(self, caller: Caller, request: ReadRequest | dict[str, Any]) -> dict[str, Any]:
         """Context for an agent (product.md §4), stored under the returned ``context_id``."""
         req = parse_request(request)
-        caller = self.check_caller(effective_caller(caller, req))
-        self.catch_up_index()
-        return self._store_context(caller, req, self.run_read(caller, req), "read_context")
+        caller = self.k.gate.check_caller(effective_caller(caller, req))
+        self.pipeline.catch_up_index()
+        return self._store_context(caller, req, self.pipeline.run_read(caller, req), "read_context")
 
     def _store_context(
         self, caller: Caller, req: ReadRequest, body: dict[str, Any], operation: str, **extra: Any
@@ -71,7 +76,7 @@ class ReadOps(EvalOps):
             "purpose": caller.purpose,
             "on_behalf_of": caller.on_behalf_of,
         }
-        with self._uow() as uow:
+        with self.k.uow() as uow:
             # A version erased while this read ran is not stored (nor returned) with its text;
             # the share lock makes an erasure in flight finish first (erasure_ops redacts the
             # contexts stored before it).
@@ -81,7 +86,7 @@ class ReadOps(EvalOps):
                 response = redact_stored_context(response, notes) or response
             uow.store.insert_read_context(
                 context_id=context_id,
-                at=self.clock.now(),
+                at=self.k.clock.now(),
                 principal_id=caller.principal_id,
                 on_behalf_of=caller.on_behalf_of,
                 purpose=caller.purpose,
@@ -90,7 +95,7 @@ class ReadOps(EvalOps):
                 response=response,
             )
             versions = [i["version_id"] for i in response["items"]]
-            self.log_read(
+            self.k.audit.log_read(
                 uow,
                 caller,
                 operation,
@@ -107,7 +112,7 @@ class ReadOps(EvalOps):
         """A stored context the caller may inspect: its reader (or the one it read for), or an
         auditor of every repository it touched. Anything else is NOT_FOUND, like a missing id."""
         validate_id(context_id, "ctx", "context")
-        self.check_caller(caller)
+        self.k.gate.check_caller(caller)
         row: dict[str, Any] | None = uow.store.get_read_context(context_id)
         missing = NotFound(f"read context {context_id} not found", context_id=context_id)
         if row is None:
@@ -120,7 +125,7 @@ class ReadOps(EvalOps):
             else {i["repository_id"] for i in row["response"]["items"]}
         )
         allowed = repos and all(
-            self.permission(uow, caller, repo).can(Action.AUDIT) for repo in repos
+            self.k.gate.permission(uow, caller, repo).can(Action.AUDIT) for repo in repos
         )
         if not allowed:
             raise missing
@@ -132,11 +137,13 @@ class ReadOps(EvalOps):
         """Which of ``citations`` point into what context ``context_id`` returned."""
         if not isinstance(citations, list) or len(citations) > MAX_CITATIONS:
             raise InvalidArgument(f"citations must be a list of at most {MAX_CITATIONS}")
-        with self._uow(readonly=True) as uow:
+        with self.k.uow(readonly=True) as uow:
             row = self._stored(uow, caller, context_id)
             # only what the caller may read now answers (no oracle on hidden items)
-            items = readable_items(Visibility(self, uow, caller), row["response"]["items"])
-            self.log_read(uow, caller, "verify_citations", row["repo_key"], context_id=context_id)
+            items = readable_items(Visibility(self.k.gate, uow, caller), row["response"]["items"])
+            self.k.audit.log_read(
+                uow, caller, "verify_citations", row["repo_key"], context_id=context_id
+            )
             uow.commit()
         results = contexts.verify(items, citations)
         valid = sum(1 for r in results if r["valid"])
@@ -156,7 +163,7 @@ class ReadOps(EvalOps):
         By default the request runs as it was written (``as_of`` unset means now), which shows
         what changed since; ``as_recorded`` pins it to the instant the context resolved.
         """
-        with self._uow(readonly=True) as uow:
+        with self.k.uow(readonly=True) as uow:
             row = self._stored(uow, caller, context_id)
         stored = row["response"]
         if row["request"].get("query") == ERASED_QUERY:
@@ -179,16 +186,16 @@ class ReadOps(EvalOps):
             purpose=f"replay of {context_id}",
             tool_id=caller.tool_id,
         )
-        self.catch_up_index()
+        self.pipeline.catch_up_index()
         try:
-            body = self.run_read(reader, req)
+            body = self.pipeline.run_read(reader, req)
         except AmeideError as exc:  # e.g. the principal lost its grant since
             return {"context_id": context_id, "identical": False, "error": exc.to_dict()}
         fresh = self._store_context(caller, req, body, "replay", replay_of=context_id)
         # The differences name only what the caller (an auditor, say) may read itself, ranked
         # among those: the replayed principal's view may hold more.
-        with self._uow(readonly=True) as uow:
-            vis = Visibility(self, uow, caller)
+        with self.k.uow(readonly=True) as uow:
+            vis = Visibility(self.k.gate, uow, caller)
             old_items = readable_items(vis, stored["items"])
             new_items = readable_items(vis, fresh["items"])
         complete = (len(old_items), len(new_items)) == (len(stored["items"]), len(fresh["items"]))
@@ -214,11 +221,11 @@ class ReadOps(EvalOps):
         """A version by id with its element and chunk offsets; NOT_FOUND when unreadable,
         missing, or recorded after ``as_of``."""
         validate_instant(as_of, "as_of")
-        with self._uow(readonly=True) as uow:
-            v, el, _ = self.visible_version(uow, caller, version_id)
+        with self.k.uow(readonly=True) as uow:
+            v, el, _ = self.k.gate.version(uow, caller, version_id)
             if as_of is not None and v.recorded_at > as_of:
                 raise NotFound(f"version {version_id} not found", version_id=version_id)
-            self.log_read(uow, caller, "version.get", el.repo_key, version_id=version_id)
+            self.k.audit.log_read(uow, caller, "version.get", el.repo_key, version_id=version_id)
             uow.commit()
         chunks = (
             []
@@ -249,8 +256,8 @@ class ReadOps(EvalOps):
         if not 1 <= hops <= MAX_HOPS or not 1 <= max_nodes <= MAX_NODES:
             raise InvalidArgument(f"hops must be 1-{MAX_HOPS} and max_nodes 1-{MAX_NODES}")
         validate_instant(as_of, "as_of")
-        with self._uow(readonly=True) as uow:
-            el, perm = self.visible_element(uow, caller, element_id)
+        with self.k.uow(readonly=True) as uow:
+            el, perm = self.k.gate.element(uow, caller, element_id)
             access = access_levels({el.repo_key: perm})
             nodes, edges = [element_id], {}
             frontier = [element_id]
@@ -264,7 +271,9 @@ class ReadOps(EvalOps):
                     if r["to"] in nodes:
                         edges[r["relationship_id"]] = r
             views = [self._node(uow, n, as_of) for n in nodes]
-            self.log_read(uow, caller, "relationship.expand", el.repo_key, element_id=element_id)
+            self.k.audit.log_read(
+                uow, caller, "relationship.expand", el.repo_key, element_id=element_id
+            )
             uow.commit()
         return {
             "element_id": element_id,

@@ -1,8 +1,10 @@
-"""Response models of the write side and administration (what ``service.views`` returns).
+"""The shape of every service result, typed once: the REST response models and the MCP output
+schemas are these classes. ``service.views`` builds the JSON of the write side and
+administration they describe (the read side: ``service.results_read``); REST validates every
+response against them.
 
-They document the JSON in OpenAPI and are checked against every response. Each allows fields
-it does not name, so a field the service adds later passes through instead of being dropped.
-Instants are ISO-8601 UTC text (``…Z``).
+Each model allows fields it does not name, so a field the service adds later passes through
+instead of being dropped. Instants are ISO-8601 UTC text (``…Z``).
 """
 
 from __future__ import annotations
@@ -197,7 +199,10 @@ class Proposal(View):
     metadata: dict[str, Any]
     proposal_version_id: str
     current_head_version_id: str | None
-    stale: bool = Field(description="The pinned version is no longer the target's head.")
+    stale: bool = Field(
+        description="The pinned version is no longer the target's head: the element changed "
+        "since your target version; read it again and propose against the new head."
+    )
     selected_version_id: str | None = Field(
         description="What the proposal's target selector resolves to now."
     )

@@ -10,15 +10,19 @@ from domain.errors import InvalidArgument, NotFound, PermissionDenied
 from domain.permissions import Action
 from domain.values import validate_id, validate_instant, validate_principal
 from service.authz import Caller
-from service.baseline_ops import BaselineOps
+from service.core import repo_key
 from service.event_trimming import EventTrimmer, Visibility
+from service.kernel import Kernel
 from service.views import iso
 
 MAX_HISTORY = 10_000
 
 
-class HistoryOps(BaselineOps):
-    """Auditing."""
+class History:
+    """Auditing: history queries, chain verification, the access log."""
+
+    def __init__(self, k: Kernel) -> None:
+        self.k = k
 
     def history(
         self,
@@ -37,7 +41,7 @@ class HistoryOps(BaselineOps):
         events of content they may read, with unreadable ids taken out of payloads; auditors
         see every event, those about content above their clearance redacted.
         """
-        key = self.repo_key(repo)
+        key = repo_key(repo)
         validate_instant(since, "since")
         validate_instant(until, "until")
         if since and until and since > until:
@@ -48,15 +52,15 @@ class HistoryOps(BaselineOps):
             validate_principal(actor, "actor")
         if not 1 <= limit <= MAX_HISTORY:
             raise InvalidArgument(f"limit must be between 1 and {MAX_HISTORY}", field="limit")
-        with self._uow(readonly=True) as uow:
-            self.gate(uow, caller, key, Action.READ)
+        with self.k.uow(readonly=True) as uow:
+            self.k.gate.repository(uow, caller, key, Action.READ)
             if element_id is not None:
-                self.visible_element(uow, caller, element_id)
+                self.k.gate.element(uow, caller, element_id)
             events = uow.store.audit_events(
                 key, since=since, until=until, element_id=element_id, actor=actor
             )
-            views = EventTrimmer(Visibility(self, uow, caller), key).views(events)
-            self.log_read(
+            views = EventTrimmer(Visibility(self.k.gate, uow, caller), key).views(events)
+            self.k.audit.log_read(
                 uow,
                 caller,
                 "history",
@@ -73,15 +77,15 @@ class HistoryOps(BaselineOps):
     def verify_audit(self, caller: Caller, repo: str | None) -> dict[str, Any]:
         """Check a repository's hash chain — or, with ``repo=None``, the global chain (grants on
         organizations, tenants and everything; tokens) — and name the first broken event."""
-        with self._uow(readonly=True) as uow:
+        with self.k.uow(readonly=True) as uow:
             if repo is None:
                 key = GLOBAL_CHAIN
-                perm = self.permission(uow, caller, GLOBAL_CHAIN)
+                perm = self.k.gate.permission(uow, caller, GLOBAL_CHAIN)
                 if not perm.any:
                     raise NotFound("the global audit chain is not visible to you")
             else:
-                key = self.repo_key(repo)
-                perm = self.gate(uow, caller, key, Action.READ)
+                key = repo_key(repo)
+                perm = self.k.gate.repository(uow, caller, key, Action.READ)
             if not (perm.can(Action.AUDIT) or perm.can(Action.ADMIN)):
                 raise PermissionDenied(f"{caller.principal_id} may not verify the audit log")
             head = uow.store.audit_chain_head(key) or (0, GENESIS_HASH)
@@ -97,9 +101,9 @@ class HistoryOps(BaselineOps):
 
     def access_log(self, caller: Caller, repo: str, limit: int = 1000) -> list[dict[str, Any]]:
         """Who read what, on behalf of whom and why (auditors)."""
-        key = self.repo_key(repo)
-        with self._uow(readonly=True) as uow:
-            perm = self.gate(uow, caller, key, Action.READ)
+        key = repo_key(repo)
+        with self.k.uow(readonly=True) as uow:
+            perm = self.k.gate.repository(uow, caller, key, Action.READ)
             if not perm.can(Action.AUDIT):
                 raise PermissionDenied(f"{caller.principal_id} may not read the access log")
             rows = uow.store.access_log(key, limit)

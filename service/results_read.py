@@ -1,13 +1,22 @@
-"""Response models of the read side: read_context (product.md §4), citations, replay, versions."""
+"""Result shapes of the read side: read_context (product.md §4), citations, replay, versions,
+neighbourhoods — typed once for REST and MCP (see ``service.results``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from server.rest_errors import ErrorDetail
-from server.rest_views import Element, Version, View
+from service.results import Element, Version, View
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong, in the taxonomy shared by every surface."""
+
+    model_config = ConfigDict(extra="forbid")
+    code: str = Field(description="INVALID_ARGUMENT, NOT_FOUND, STALE_PROPOSAL, …")
+    message: str = Field(description="One line for a human or an agent.")
+    details: dict[str, Any] = Field(description="Machine-readable specifics (field, ids, …).")
 
 
 class ScopeEcho(View):
@@ -50,10 +59,12 @@ class ItemProvenance(View):
 class ContextItem(View):
     repository_id: str
     element_id: str
-    version_id: str
+    version_id: str = Field(description="Cite this exact version.")
     title: str
     content: str
-    source_kind: str = Field(description="CANONICAL or INGESTED_EVIDENCE (ranked below).")
+    source_kind: str = Field(
+        description="CANONICAL (trusted) or INGESTED_EVIDENCE (evidence, ranked below)."
+    )
     provenance: ItemProvenance
     why_included: str = Field(description="keyword_match, relationship_path or direct_fetch.")
     score: float
@@ -62,26 +73,29 @@ class ContextItem(View):
     erased: bool | None = None
     lifecycle: dict[str, Any] | None = Field(
         default=None,
-        description="state (current, draft, superseded or null when unstated), the evidence "
-        "line or field, and source_time (when the source last changed).",
+        description="state (current, draft, superseded or null when unstated; prefer current "
+        "pages when asked what is current), the evidence line or field, and source_time (when "
+        "the source last changed).",
     )
     score_breakdown: dict[str, Any] | None = Field(default=None, description="With explain.")
 
 
 class ReadContext(View):
-    context_id: str = Field(description="Stored: verify citations or replay it later.")
+    context_id: str = Field(
+        description="Stored: keep it to verify citations (memory.verify_citations) or replay it."
+    )
     scope: ScopeEcho
     selector_used: SelectorUsed
     items: list[ContextItem]
-    context_block: str = Field(description="Compact text for a prompt, with citation markers.")
+    context_block: str = Field(description="Ready-to-use text with [n] citation markers.")
     truncated: bool
     trace: dict[str, Any] | None = Field(description="With explain: how the answer was built.")
 
 
 class CitationVerdict(View):
-    citation: Any
+    citation: Any = Field(description="The citation as it was sent (checked as is).")
     valid: bool
-    reason: str
+    reason: str = Field(description="in_context, within_returned_excerpt, not_in_context, …")
 
 
 class CitationsVerified(View):

@@ -32,36 +32,30 @@ from domain.permissions import Action
 from domain.values import MAX_RATIONALE_CHARS, validate_text
 from ingest.git_source import is_git_url
 from service.authz import Caller
-from service.core import ServiceCore, UnitOfWork
+from service.core import UnitOfWork
 from service.erasure_reach import reach
+from service.kernel import Kernel
 from service.views import version_view
 
 
-class ErasureOps(ServiceCore):
+class Erasure:
     """Right to be forgotten."""
+
+    def __init__(self, k: Kernel) -> None:
+        self.k = k
 
     def erase_version(self, caller: Caller, version_id: str, reason: str) -> dict[str, Any]:
         """Compliance erasure (admin): the version and every same-content copy in its repository
         become tombstones, and stored contexts that showed them keep ids and citations but not
         the text. Refused under legal hold, or when the version is erased already."""
         reason = validate_text(reason, "reason", MAX_RATIONALE_CHARS)
-        with self._uow() as uow:
-            v, el, _ = self.visible_version(uow, caller, version_id)
-            self.gate(uow, caller, el.repo_key, Action.ADMIN)
+        with self.k.uow() as uow:
+            v, el, _ = self.k.gate.version(uow, caller, version_id)
+            self.k.gate.repository(uow, caller, el.repo_key, Action.ADMIN)
             if uow.store.get_repository(el.repo_key).legal_hold:
                 raise LegalHoldActive("the repository is under legal hold; erasure is blocked")
-            # Re-read under lock: a concurrent erasure of the same text waits, then finds it done.
-            same = uow.store.versions_with_content(el.repo_key, v.content_sha256, for_update=True)
-            v = next((x for x in same if x.version_id == version_id), v)
-            at = self.clock.now()
-            tomb = v.erase(at, caller.principal_id, reason)  # refuses an erased version
-            copies = [
-                x.erase(at, caller.principal_id, reason)
-                for x in same
-                if x.version_id != version_id and not x.erased
-            ]
-            for erased in (tomb, *copies):
-                uow.store.save_erasure(erased)
+            at = self.k.clock.now()
+            v, tomb, copies = _erase_same_content(uow, el.repo_key, v, at, caller, reason)
             derived = reach(
                 uow.store, el.repo_key, [tomb, *copies], v.body, at, caller.principal_id, reason
             )
@@ -76,7 +70,7 @@ class ErasureOps(ServiceCore):
                 "read_contexts_redacted": redacted,
                 "not_erased": not_erased(v),
             }
-            self.event(
+            self.k.audit.event(
                 uow,
                 caller,
                 el.repo_key,
@@ -118,7 +112,7 @@ class ErasureOps(ServiceCore):
         copies or derives from (``relation``) and the proposal when it is a proposal's body."""
         proposals = uow.store.proposals_of_elements(sorted({x.element_id for x in erased}))
         for x in erased:
-            self.event(
+            self.k.audit.event(
                 uow,
                 caller,
                 repo_key,
@@ -136,7 +130,7 @@ class ErasureOps(ServiceCore):
     ) -> None:  # fmt: skip
         """A ``proposal.withdrawn`` event per open proposal the erasure closed."""
         for proposal_id in withdrawn:
-            self.event(
+            self.k.audit.event(
                 uow,
                 caller,
                 repo_key,
@@ -190,3 +184,22 @@ def not_erased(v: ElementVersion) -> list[str]:
 
 CONTEXT_BATCH = 200
 """Stored contexts loaded at once while redacting (a long-lived repository has many)."""
+
+
+def _erase_same_content(
+    uow: UnitOfWork, repo_key: str, v: ElementVersion, at: datetime, caller: Caller, reason: str
+) -> tuple[ElementVersion, ElementVersion, list[ElementVersion]]:
+    """Erase ``v`` and every not yet erased copy of its content in the repository: the version
+    as re-read under lock, its tombstone, the copies' tombstones."""
+    # Re-read under lock: a concurrent erasure of the same text waits, then finds it done.
+    same = uow.store.versions_with_content(repo_key, v.content_sha256, for_update=True)
+    v = next((x for x in same if x.version_id == v.version_id), v)
+    tomb = v.erase(at, caller.principal_id, reason)  # refuses an erased version
+    copies = [
+        x.erase(at, caller.principal_id, reason)
+        for x in same
+        if x.version_id != v.version_id and not x.erased
+    ]
+    for erased in (tomb, *copies):
+        uow.store.save_erasure(erased)
+    return v, tomb, copies

@@ -7,7 +7,6 @@ from typing import Any
 from domain.audit import GLOBAL_CHAIN
 from domain.errors import (
     AlreadyExists,
-    FailedPrecondition,
     InvalidArgument,
     NotFound,
     PermissionDenied,
@@ -16,7 +15,8 @@ from domain.permissions import ROLE_ACTIONS, Action, GrantRecord, Role
 from domain.repository import Repository
 from domain.values import Classification, RepoRef, new_id, validate_principal
 from service.authz import Caller, Permission
-from service.core import ServiceCore
+from service.core import repo_key
+from service.kernel import Kernel
 from service.tokens import TokenRegistry
 from service.views import iso
 
@@ -42,13 +42,17 @@ def parse_scope(scope: str) -> str:
     )
 
 
-class AdminOps(ServiceCore):
+class Admin:
     """Tenancy and identity administration."""
+
+    def __init__(self, k: Kernel, tokens: TokenRegistry) -> None:
+        self.k = k
+        self._tokens = tokens
 
     def _require_admin_over(self, uow: Any, caller: Caller, scope: str) -> Permission:
         if len(scope.split("/")) == 3:
-            return self.gate(uow, caller, scope, Action.ADMIN)
-        perm = self.permission(uow, caller, scope)
+            return self.k.gate.repository(uow, caller, scope, Action.ADMIN)
+        perm = self.k.gate.permission(uow, caller, scope)
         if not perm.can(Action.ADMIN):
             raise PermissionDenied(f"{caller.principal_id} is not an admin of {scope}")
         return perm
@@ -79,7 +83,7 @@ class AdminOps(ServiceCore):
     def bootstrap_admin(self, principal: str) -> dict[str, Any]:
         """Grant global admin to the first administrator (``ameide init --admin``); idempotent."""
         validate_principal(principal)
-        with self._uow() as uow:
+        with self.k.uow() as uow:
             admins = [g for g in uow.store.grants_on("*") if g.role == Role.ADMIN.value]
             if any(g.principal_id == principal for g in admins):
                 return {"principal_id": principal, "role": "admin", "scope": "*", "created": False}
@@ -99,17 +103,17 @@ class AdminOps(ServiceCore):
     def create_repository(self, caller: Caller, repo: str) -> dict[str, Any]:
         """Create ``tenant/org/repo`` (admin of the organization, tenant or everything)."""
         ref = RepoRef.parse(repo)
-        with self._uow() as uow:
-            if not self.permission(uow, caller, ref.key).can(Action.ADMIN):
+        with self.k.uow() as uow:
+            if not self.k.gate.permission(uow, caller, ref.key).can(Action.ADMIN):
                 raise PermissionDenied(
                     f"{caller.principal_id} may not create repositories in {ref.org_key}"
                 )
             if uow.store.get_repository(ref.key) is not None:
                 raise AlreadyExists(f"repository {ref.key} already exists", repository=ref.key)
-            at = self.clock.now()
+            at = self.k.clock.now()
             uow.store.ensure_tenant_and_org(ref, at)
             uow.store.insert_repository(Repository(ref, at, caller.principal_id))
-            self.event(
+            self.k.audit.event(
                 uow, caller, ref.key, "repository.created", at, payload={"repository": ref.key}
             )
             uow.commit()
@@ -128,7 +132,7 @@ class AdminOps(ServiceCore):
         role_ = Role.parse(role)
         level = Classification.parse(clearance) if clearance else Classification.INTERNAL
         scope = parse_scope(scope)
-        with self._uow() as uow:
+        with self.k.uow() as uow:
             perm = self._require_admin_over(uow, caller, scope)
             self._require_within_own(caller, perm, role_, level, scope)
             at = self._write_grant(uow, caller, principal, role_, scope, level)
@@ -150,14 +154,14 @@ class AdminOps(ServiceCore):
         scope: str,
         level: Classification,
     ) -> Any:
-        at = self.clock.now()
+        at = self.k.clock.now()
         uow.store.upsert_grant(
             GrantRecord(
                 new_id("gr"), principal, role.value, scope, level.value, at, caller.principal_id
             )
         )
         chain = scope if len(scope.split("/")) == 3 else GLOBAL_CHAIN
-        self.event(
+        self.k.audit.event(
             uow,
             caller,
             chain,
@@ -177,13 +181,13 @@ class AdminOps(ServiceCore):
         validate_principal(principal)
         role_ = Role.parse(role)
         scope = parse_scope(scope)
-        with self._uow() as uow:
+        with self.k.uow() as uow:
             self._require_admin_over(uow, caller, scope)
             if not uow.store.delete_grant(principal, role_.value, scope):
                 raise NotFound(f"{principal} has no {role_.value} grant on {scope}")
-            at = self.clock.now()
+            at = self.k.clock.now()
             chain = scope if len(scope.split("/")) == 3 else GLOBAL_CHAIN
-            self.event(
+            self.k.audit.event(
                 uow,
                 caller,
                 chain,
@@ -197,7 +201,7 @@ class AdminOps(ServiceCore):
     def list_grants(self, caller: Caller, scope: str) -> list[dict[str, Any]]:
         """Grants made on a scope (admin of that scope)."""
         scope = parse_scope(scope)
-        with self._uow(readonly=True) as uow:
+        with self.k.uow(readonly=True) as uow:
             self._require_admin_over(uow, caller, scope)
             return [
                 {
@@ -212,93 +216,29 @@ class AdminOps(ServiceCore):
             ]
 
     # -- bearer tokens: the TokenRegistry collaborator does the work -----------------------
-    @property
-    def tokens(self) -> TokenRegistry:
-        """Mint, authenticate, revoke and list bearer tokens."""
-        return TokenRegistry(self)
-
     def create_token(self, caller: Caller, principal: str) -> dict[str, Any]:
         """Mint a bearer token for yourself, or for anyone as a global admin; shown once."""
-        return self.tokens.create(caller, principal)
+        return self._tokens.create(caller, principal)
 
     def revoke_token(self, caller: Caller, token_id: str) -> dict[str, Any]:
         """Revoke a token and every token minted from it (its owner or a global admin)."""
-        return self.tokens.revoke(caller, token_id)
+        return self._tokens.revoke(caller, token_id)
 
     def authenticate(self, secret: str) -> str:
         """The principal of a valid, unrevoked bearer token."""
-        return self.tokens.authenticate(secret).principal_id
+        return self._tokens.authenticate(secret).principal_id
 
     def set_legal_hold(self, caller: Caller, repo: str, held: bool) -> dict[str, Any]:
         """Place or release a legal hold (admin)."""
-        key = self.repo_key(repo)
+        key = repo_key(repo)
         if not isinstance(held, bool):
             raise InvalidArgument("held must be true or false", field="held")
-        with self._uow() as uow:
-            self.gate(uow, caller, key, Action.ADMIN)
-            at = self.clock.now()
+        with self.k.uow() as uow:
+            self.k.gate.repository(uow, caller, key, Action.ADMIN)
+            at = self.k.clock.now()
             uow.store.set_legal_hold(key, held, at, caller.principal_id)
-            self.event(uow, caller, key, "legal_hold.set" if held else "legal_hold.released", at)
+            self.k.audit.event(
+                uow, caller, key, "legal_hold.set" if held else "legal_hold.released", at
+            )
             uow.commit()
         return {"repository_id": key, "legal_hold": held, "changed_at": iso(at)}
-
-    # -- the derived keyword index -----------------------------------------------------------
-    def _require_global_admin(self, caller: Caller) -> None:
-        with self._uow(readonly=True) as uow:
-            if not self.permission(uow, caller, "*").can(Action.ADMIN):
-                raise PermissionDenied(f"{caller.principal_id} is not a global admin")
-
-    def index_status(self, caller: Caller, *, catch_up: bool = True) -> dict[str, Any]:
-        """The index's lag (pending outbox rows) and consistency; then apply what was pending."""
-        self._require_global_admin(caller)
-        indexer = self._indexer()
-        before = indexer.status()
-        applied = indexer.catch_up(wait=True) if catch_up else 0
-        after = indexer.status() if applied or not before["consistent"] else before
-        semantic = self.semantic.status() if self.semantic is not None else None
-        return {**after, "pending_before": before["pending"], "applied": applied,
-                "semantic": semantic}  # fmt: skip
-
-    def embedding_build(self, caller: Caller, progress: Any = None) -> dict[str, Any]:
-        """Embed every version not embedded yet, now, in the foreground (the background upkeep
-        does the same after writes while a server runs); global admin."""
-        self._require_global_admin(caller)
-        if self.semantic is None:
-            raise FailedPrecondition(
-                "semantic recall is off: install the semantic extra (make semantic) and leave "
-                "AMEIDE_SEMANTIC unset or set it to on"
-            )
-        before = self.semantic.status()
-        applied = self.semantic.build(progress)
-        return {**self.semantic.status(), "pending_before": before["pending"], "applied": applied}
-
-    def index_rebuild(self, caller: Caller, progress: Any = None) -> dict[str, Any]:
-        """Recompute the keyword index and the chunk rows from the database."""
-        self._require_global_admin(caller)
-        indexer = self._indexer()
-        result = indexer.rebuild(progress)
-        return {**result, **indexer.status()}
-
-    def health(self) -> dict[str, Any]:
-        """Caller-free readiness: the database answers and the index is on disk and has applied
-        every commit (an index deleted underneath the process is not ready until the next
-        catch-up rebuilds it; see ``IndexMaintainer.status``).
-
-        Holds no content (counts only), so liveness probes and ``memory.health`` may call it.
-        """
-        try:
-            index = self.indexer.status() if self.indexer is not None else None
-        except Exception as exc:  # any driver error means "not reachable"
-            return {"ready": False, "database": type(exc).__name__, "index": None}
-        ready = index is None or (index["pending"] == 0 and index["consistent"])
-        return {"ready": ready, "database": "ok", "index": index}
-
-    def open_proposal_counts(self) -> dict[str, int]:
-        """Caller-free queue sizes for metrics: OPEN proposals per repository (counts only)."""
-        with self._uow(readonly=True) as uow:
-            return uow.store.open_proposal_counts()
-
-    def _indexer(self) -> Any:
-        if self.indexer is None:
-            raise FailedPrecondition("this service runs without a keyword index")
-        return self.indexer

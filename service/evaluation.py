@@ -28,6 +28,8 @@ from projection.eval_metrics import (
     parse_dataset,
 )
 from service.authz import Caller
+from service.core import repo_key
+from service.kernel import Kernel
 from service.read_pipeline import ReadPipeline
 from service.read_recall import index_filter
 from service.read_request import MAX_CHARS, ReadRequest
@@ -37,13 +39,17 @@ PIPELINES = ("keyword", "full", "full_expanded")
 MAX_K = 50
 
 
-class EvalOps(ReadPipeline):
+class Evaluation:
     """``evaluate``: precision@k, recall@k, nDCG@k, MRR, duplicate rate, context size."""
+
+    def __init__(self, k: Kernel, pipeline: ReadPipeline) -> None:
+        self.k = k
+        self.pipeline = pipeline
 
     def eval_pipelines(self) -> tuple[str, ...]:
         """The pipelines ``evaluate`` compares, in order (a pipeline that needs an optional
         extra, such as semantic recall, adds itself here when it is installed)."""
-        return PIPELINES + (("hybrid",) if self.semantic is not None else ())
+        return PIPELINES + (("hybrid",) if self.pipeline.semantic is not None else ())
 
     def evaluate(
         self,
@@ -63,14 +69,14 @@ class EvalOps(ReadPipeline):
             queries = parse_dataset(lines)
         except ValueError as exc:
             raise InvalidArgument(f"dataset: {exc}", field="dataset") from None
-        key = self.repo_key(repo)
-        with self._uow(readonly=True) as uow:
-            self.gate(uow, caller, key, Action.READ)
-            self.log_read(uow, caller, "eval", key, queries=len(queries), k=k)
+        key = repo_key(repo)
+        with self.k.uow(readonly=True) as uow:
+            self.k.gate.repository(uow, caller, key, Action.READ)
+            self.k.audit.log_read(uow, caller, "eval", key, queries=len(queries), k=k)
             uow.commit()
-        self.catch_up_index()
-        if self.semantic is not None:
-            self.semantic.build()  # every version embedded before hybrid is scored
+        self.pipeline.catch_up_index()
+        if self.pipeline.semantic is not None:
+            self.pipeline.semantic.build()  # every version embedded before hybrid is scored
         names = self.eval_pipelines()
         rows: dict[str, list[dict[str, float]]] = {name: [] for name in names}
         per_query = []
@@ -112,8 +118,8 @@ class EvalOps(ReadPipeline):
         req = self._request(key, q, k, selector, 1 if name == "full_expanded" else 0)
         if name == "keyword":
             return self._keyword_run(caller, req, q, k)
-        items = self.run_read(caller, req, semantic=name == "hybrid")["items"][:k]
-        with self._uow(readonly=True) as uow:
+        items = self.pipeline.run_read(caller, req, semantic=name == "hybrid")["items"][:k]
+        with self.k.uow(readonly=True) as uow:
             rows = uow.store.version_rows([i["version_id"] for i in items])
         bodies = [rows[i["version_id"]]["body"] for i in items]
         return RunResult(
@@ -125,11 +131,11 @@ class EvalOps(ReadPipeline):
         )
 
     def _keyword_run(self, caller: Caller, req: ReadRequest, q: GoldenQuery, k: int) -> RunResult:
-        with self._uow(readonly=True) as uow:
-            perms = readable_repositories(self, uow, caller, req.scope)
+        with self.k.uow(readonly=True) as uow:
+            perms = readable_repositories(self.k.gate, uow, caller, req.scope)
             selection = resolve_selection(uow, perms, req, req.as_of)
             flt = index_filter(perms, selection, req.as_of)
-            hits = self.index.search(q.query, flt, limit=k, per_version=1)
+            hits = self.pipeline.index.search(q.query, flt, limit=k, per_version=1)
             rows = uow.store.version_rows([h.version_id for h in hits])
         shown = [rows[h.version_id]["body"][h.start : h.end] for h in hits]
         return RunResult(

@@ -25,7 +25,8 @@ from ingest.state import MirrorState
 from service.authz import Caller
 from service.classification import planned_level
 from service.core import UnitOfWork
-from service.element_ops import ElementOps, created_payload
+from service.kernel import Kernel
+from service.writer import ElementWriter, created_payload
 
 TOOL_ID = "ameide-ingest"
 BATCH = 100
@@ -105,16 +106,20 @@ class MirrorBatch:
             self._files = []
 
 
-class IngestFileOps(ElementOps):
+class FileMirror:
     """The file actions of an ingest run."""
 
-    def _apply_files(self, run: IngestRun) -> None:
+    def __init__(self, k: Kernel, writer: ElementWriter) -> None:
+        self.k = k
+        self.writer = writer
+
+    def apply(self, run: IngestRun) -> None:
         """Apply every file action, ``BATCH`` files per unit of work."""
         total = len(run.actions)
         run.tick("writing", 0, total)
         for start in range(0, total, BATCH):
             batch = run.actions[start : start + BATCH]
-            with self._uow() as uow:
+            with self.k.uow() as uow:
                 heads = uow.store.elements_with_head_hash(a.element_id for a in batch)
                 holds: dict[str, bool] = {}
                 pending = MirrorBatch(uow.store)
@@ -139,7 +144,7 @@ class IngestFileOps(ElementOps):
         assert a.element_id is not None
         assert a.repository is not None
         assert a.body is not None
-        tally, at = run.tally, self.clock.now()
+        tally, at = run.tally, self.k.clock.now()
         tally.bytes_read += len(a.body.encode("utf-8", "surrogatepass"))
         if a.metadata.get("front_matter_repaired"):
             tally.repaired_front_matter += 1
@@ -211,7 +216,7 @@ class IngestFileOps(ElementOps):
         )
         el.head_version_id, el.head_seq = v1.version_id, v1.seq
         batch.create(el, v1)
-        self.event(
+        self.k.audit.event(
             uow,
             run.caller,
             el.repo_key,
@@ -242,7 +247,7 @@ class IngestFileOps(ElementOps):
             )
         uow.store.insert_version(v)
         el.head_version_id, el.head_seq = v.version_id, v.seq
-        self.event(
+        self.k.audit.event(
             uow,
             run.caller,
             el.repo_key,
@@ -265,7 +270,7 @@ class IngestFileOps(ElementOps):
     def _reinstate(self, uow: UnitOfWork, run: IngestRun, el: Element, at: datetime) -> None:
         el.reinstate()
         uow.store.reinstate_element(el.element_id, at, run.caller.principal_id)
-        self.event(
+        self.k.audit.event(
             uow,
             run.caller,
             el.repo_key,
@@ -299,7 +304,7 @@ class IngestFileOps(ElementOps):
         }
         if lowered:
             payload["versions_kept_at_from"] = kept
-        self.event(
+        self.k.audit.event(
             uow,
             run.caller,
             el.repo_key,
@@ -329,7 +334,7 @@ class IngestFileOps(ElementOps):
         el = found[0]
         if a.repository not in holds:
             holds[a.repository] = bool(uow.store.get_repository(a.repository).legal_hold)
-        at = self.clock.now()
+        at = self.k.clock.now()
         try:
             el.retire(at, run.caller.principal_id, legal_hold=holds[a.repository])
         except LegalHoldActive:
@@ -338,7 +343,7 @@ class IngestFileOps(ElementOps):
             )
             return
         uow.store.retire_element(el)
-        self.event(
+        self.k.audit.event(
             uow,
             run.caller,
             el.repo_key,

@@ -1,0 +1,72 @@
+"""Build the use-case groups from their parts and put the facade in front of them.
+
+Each part is made once and handed to the groups that use it: the kernel (transactions, the
+gate, the audit trail, the clock) to every group; the element writer and the decisions to
+the write paths; the read pipeline (with the keyword index and, when installed, semantic
+recall) to reading and evaluation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from projection.keyword_index import KeywordIndex
+from projection.ranking import RankingWeights
+from service.admin import Admin
+from service.app import MemoryService, UseCases
+from service.audit_trail import AuditTrail
+from service.authz import Authorizer
+from service.clock import Clock
+from service.core import UowFactory
+from service.curation import Curation
+from service.decisions import Decisions
+from service.elements import Elements
+from service.erasure import Erasure
+from service.evaluation import Evaluation
+from service.gate import Gate
+from service.history import History
+from service.index_admin import IndexAdmin
+from service.index_ops import IndexMaintainer
+from service.ingest import Ingest
+from service.ingest_links import LinkMirror
+from service.ingest_mirror import FileMirror
+from service.kernel import Kernel
+from service.proposal_book import ProposalBook
+from service.publishing import Publishing
+from service.read_pipeline import ReadPipeline
+from service.reading import Reading
+from service.review import Review
+from service.semantic_recall import SemanticRecall
+from service.tokens import TokenRegistry
+from service.writer import ElementWriter
+
+
+def compose(
+    uow: UowFactory,
+    clock: Clock,
+    indexer: IndexMaintainer[KeywordIndex] | None = None,
+    semantic: SemanticRecall | None = None,
+    ranking: RankingWeights | Mapping[str, object] | None = None,
+) -> tuple[MemoryService, ReadPipeline]:
+    """The service, and its read pipeline (for benchmarks and tests that run reads bare)."""
+    k = Kernel(uow, Gate(Authorizer()), AuditTrail(clock), clock)
+    writer = ElementWriter(k.audit)
+    decisions = Decisions(writer, k.audit)
+    book = ProposalBook(k, writer, decisions)
+    pipeline = ReadPipeline(k, indexer, semantic, ranking)
+    tokens = TokenRegistry(k)
+    parts = UseCases(
+        elements=Elements(k, writer),
+        curation=Curation(k, book),
+        review=Review(k, book, decisions),
+        publishing=Publishing(k, decisions),
+        history=History(k),
+        admin=Admin(k, tokens),
+        tokens=tokens,
+        index=IndexAdmin(k, indexer, semantic),
+        erasure=Erasure(k),
+        reading=Reading(k, pipeline),
+        evaluation=Evaluation(k, pipeline),
+        ingest=Ingest(k, FileMirror(k, writer), LinkMirror(k, writer)),
+    )
+    return MemoryService(parts), pipeline

@@ -1,0 +1,123 @@
+"""The authorization gate: one place decides who may see and do what (product.md §3)."""
+
+from __future__ import annotations
+
+from domain.errors import InvalidArgument, NotFound, PermissionDenied
+from domain.model import Element, ElementVersion, version_classification
+from domain.permissions import Action
+from domain.values import validate_id, validate_principal
+from service.authz import Authorizer, Caller, Grant, Permission
+from service.core import UnitOfWork
+
+
+class Gate:
+    """Authorize once per use case: missing and hidden objects look the same (NOT_FOUND),
+    PERMISSION_DENIED only where the caller may see what it may not change."""
+
+    def __init__(self, authorizer: Authorizer) -> None:
+        self.authorizer = authorizer
+
+    # -- callers -------------------------------------------------------------------------
+    @staticmethod
+    def check_caller(caller: Caller) -> Caller:
+        """Validate the identity fields of a request at the edge of the service."""
+        validate_principal(caller.principal_id)
+        if caller.on_behalf_of is not None:
+            validate_principal(caller.on_behalf_of, "on_behalf_of")
+        if caller.purpose is not None and len(caller.purpose) > 500:
+            raise InvalidArgument("purpose is longer than 500 characters", field="purpose")
+        return caller
+
+    # -- the gate ------------------------------------------------------------------------
+    def permission(self, uow: UnitOfWork, caller: Caller, repo_key: str) -> Permission:
+        """The caller's effective permission in a repository (empty when it doesn't exist)."""
+        self.check_caller(caller)
+        principals = [caller.principal_id] + ([caller.on_behalf_of] if caller.on_behalf_of else [])
+        grants = [
+            Grant(g.principal_id, g.role, g.scope_key, g.clearance)
+            for g in uow.store.grants_for(principals)
+        ]
+        return self.authorizer.permission(grants, caller, repo_key)
+
+    def repository(
+        self, uow: UnitOfWork, caller: Caller, repo_key: str, action: Action
+    ) -> Permission:
+        """Authorize once: NOT_FOUND when the repository is missing or invisible to the caller,
+        PERMISSION_DENIED when it is visible but the action is not allowed."""
+        perm = self.permission(uow, caller, repo_key)
+        if not perm.any or uow.store.get_repository(repo_key) is None:
+            raise NotFound(f"repository {repo_key} not found", repository=repo_key)
+        _require(perm, caller, repo_key, action)
+        return perm
+
+    def element(
+        self, uow: UnitOfWork, caller: Caller, element_id: str, action: Action = Action.READ
+    ) -> tuple[Element, Permission]:
+        """Load an element the caller may see and act on; missing and hidden look the same."""
+        validate_id(element_id, "el", "element")
+        el = uow.store.get_element(element_id)
+        missing = NotFound(f"element {element_id} not found", element_id=element_id)
+        if el is None:
+            raise missing
+        perm = self.scoped(uow, caller, el.repo_key, action, missing)
+        if not perm.may_see(el.classification):
+            raise missing
+        if not perm.may_act_on(action, el.classification):
+            raise PermissionDenied(
+                f"{caller.principal_id} may not {action.value} content classified "
+                f"{el.classification.value}",
+                action=action.value,
+            )
+        return el, perm
+
+    def scoped(
+        self,
+        uow: UnitOfWork,
+        caller: Caller,
+        repo_key: str,
+        action: Action,
+        missing: NotFound,
+    ) -> Permission:
+        """Authorize an action on an object of a repository (an element, a baseline): a caller
+        who may not read there gets ``missing`` — the very answer a missing object gets, so
+        an ingestor-only caller learns nothing of what exists — and PERMISSION_DENIED only
+        when it may read the object but not do ``action``."""
+        perm = self.permission(uow, caller, repo_key)
+        if not perm.can(Action.READ) or uow.store.get_repository(repo_key) is None:
+            raise missing
+        _require(perm, caller, repo_key, action)
+        return perm
+
+    def readable_version(
+        self, perm: Permission, el: Element, v: ElementVersion | None
+    ) -> ElementVersion | None:
+        """``v`` when the caller may read it at the level it was written at (NOT_FOUND, like a
+        missing one, when the element was lowered since and ``v`` stays above clearance)."""
+        if v is not None and not perm.may_see(version_classification(el, v)):
+            raise NotFound(f"version {v.version_id} not found", version_id=v.version_id)
+        return v
+
+    def version(
+        self, uow: UnitOfWork, caller: Caller, version_id: str
+    ) -> tuple[ElementVersion, Element, Permission]:
+        """Load a version the caller may read."""
+        validate_id(version_id, "ver", "version")
+        v = uow.store.get_version(version_id)
+        if v is None:
+            raise NotFound(f"version {version_id} not found", version_id=version_id)
+        try:
+            el, perm = self.element(uow, caller, v.element_id)
+        except NotFound:
+            raise NotFound(f"version {version_id} not found", version_id=version_id) from None
+        self.readable_version(perm, el, v)
+        return v, el, perm
+
+
+def _require(perm: Permission, caller: Caller, repo_key: str, action: Action) -> None:
+    """PERMISSION_DENIED unless ``perm`` allows ``action`` (the caller may see the repository)."""
+    if not perm.can(action):
+        raise PermissionDenied(
+            f"{caller.principal_id} may not {action.value} in {repo_key}"
+            + (f" on behalf of {caller.on_behalf_of}" if caller.on_behalf_of else ""),
+            action=action.value,
+        )

@@ -1,0 +1,87 @@
+"""Use cases: the derived indexes (status, rebuild, embeddings) and caller-free health."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.errors import FailedPrecondition, PermissionDenied
+from domain.permissions import Action
+from projection.keyword_index import KeywordIndex
+from service.authz import Caller
+from service.index_ops import IndexMaintainer
+from service.kernel import Kernel
+from service.semantic_recall import SemanticRecall
+
+
+class IndexAdmin:
+    """Keeping the derived indexes: the keyword index and, when installed, the embeddings."""
+
+    def __init__(
+        self,
+        k: Kernel,
+        indexer: IndexMaintainer[KeywordIndex] | None,
+        semantic: SemanticRecall | None,
+    ) -> None:
+        self.k = k
+        self.indexer = indexer
+        self.semantic = semantic
+
+    def _require_global_admin(self, caller: Caller) -> None:
+        with self.k.uow(readonly=True) as uow:
+            if not self.k.gate.permission(uow, caller, "*").can(Action.ADMIN):
+                raise PermissionDenied(f"{caller.principal_id} is not a global admin")
+
+    def index_status(self, caller: Caller, *, catch_up: bool = True) -> dict[str, Any]:
+        """The index's lag (pending outbox rows) and consistency; then apply what was pending."""
+        self._require_global_admin(caller)
+        indexer = self._indexer()
+        before = indexer.status()
+        applied = indexer.catch_up(wait=True) if catch_up else 0
+        after = indexer.status() if applied or not before["consistent"] else before
+        semantic = self.semantic.status() if self.semantic is not None else None
+        return {**after, "pending_before": before["pending"], "applied": applied,
+                "semantic": semantic}  # fmt: skip
+
+    def embedding_build(self, caller: Caller, progress: Any = None) -> dict[str, Any]:
+        """Embed every version not embedded yet, now, in the foreground (the background upkeep
+        does the same after writes while a server runs); global admin."""
+        self._require_global_admin(caller)
+        if self.semantic is None:
+            raise FailedPrecondition(
+                "semantic recall is off: install the semantic extra (make semantic) and leave "
+                "AMEIDE_SEMANTIC unset or set it to on"
+            )
+        before = self.semantic.status()
+        applied = self.semantic.build(progress)
+        return {**self.semantic.status(), "pending_before": before["pending"], "applied": applied}
+
+    def index_rebuild(self, caller: Caller, progress: Any = None) -> dict[str, Any]:
+        """Recompute the keyword index and the chunk rows from the database."""
+        self._require_global_admin(caller)
+        indexer = self._indexer()
+        result = indexer.rebuild(progress)
+        return {**result, **indexer.status()}
+
+    def health(self) -> dict[str, Any]:
+        """Caller-free readiness: the database answers and the index is on disk and has applied
+        every commit (an index deleted underneath the process is not ready until the next
+        catch-up rebuilds it; see ``IndexMaintainer.status``).
+
+        Holds no content (counts only), so liveness probes and ``memory.health`` may call it.
+        """
+        try:
+            index = self.indexer.status() if self.indexer is not None else None
+        except Exception as exc:  # any driver error means "not reachable"
+            return {"ready": False, "database": type(exc).__name__, "index": None}
+        ready = index is None or (index["pending"] == 0 and index["consistent"])
+        return {"ready": ready, "database": "ok", "index": index}
+
+    def open_proposal_counts(self) -> dict[str, int]:
+        """Caller-free queue sizes for metrics: OPEN proposals per repository (counts only)."""
+        with self.k.uow(readonly=True) as uow:
+            return uow.store.open_proposal_counts()
+
+    def _indexer(self) -> IndexMaintainer[KeywordIndex]:
+        if self.indexer is None:
+            raise FailedPrecondition("this service runs without a keyword index")
+        return self.indexer
