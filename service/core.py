@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from domain.audit import AuditEvent
 from domain.errors import InvalidArgument, NotFound, PermissionDenied
@@ -15,13 +15,17 @@ from projection.keyword_index import KeywordIndex
 from service.authz import Authorizer, Caller, Grant, Permission
 from service.clock import Clock
 from service.index_ops import IndexMaintainer
+from service.ports import Store
 from service.semantic_recall import SemanticRecall
 
 
 class UnitOfWork(Protocol):
     """The transaction port (implemented by storage.db.SqlAlchemyUnitOfWork)."""
 
-    store: Any
+    @property
+    def store(self) -> Store:
+        """The store of this transaction (read-only here, so an adapter may narrow its type)."""
+
     after_commit: list[Callable[[], None]]
 
     def __enter__(self) -> UnitOfWork: ...
@@ -32,6 +36,15 @@ class UnitOfWork(Protocol):
 
 
 UowFactory = Callable[..., UnitOfWork]
+T = TypeVar("T")
+
+
+def existing(value: T | None) -> T:
+    """``value``, read from the store where stored state guarantees it (a proposal's element and
+    its head, the repository the gate found): a ``None`` here is a broken invariant, not a miss."""
+    if value is None:
+        raise LookupError("the store lacks a record its invariants guarantee")
+    return value
 
 
 class ServiceCore:

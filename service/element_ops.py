@@ -31,7 +31,7 @@ from domain.values import (
     validate_type_key,
 )
 from service.authz import Caller
-from service.core import ServiceCore, UnitOfWork
+from service.core import ServiceCore, UnitOfWork, existing
 from service.views import element_view, relationship_view, version_view
 
 
@@ -171,7 +171,7 @@ class ElementOps(ServiceCore):
                 if v is None or el.created_at > as_of:
                     raise NotFound(f"element {element_id} did not exist at {as_of.isoformat()}")
             else:
-                v = uow.store.get_version(el.head_version_id)
+                v = uow.store.get_version(el.head_version_id) if el.head_version_id else None
             self.readable_version(perm, el, v)
             self.log_read(
                 uow,
@@ -209,7 +209,7 @@ class ElementOps(ServiceCore):
         """Retire an element (curator); blocked by legal hold."""
         with self._uow() as uow:
             el, _ = self.visible_element(uow, caller, element_id, Action.CURATE)
-            repo = uow.store.get_repository(el.repo_key)
+            repo = existing(uow.store.get_repository(el.repo_key))
             at = self.clock.now()
             el.retire(at, caller.principal_id, legal_hold=repo.legal_hold)
             uow.store.retire_element(el)

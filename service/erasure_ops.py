@@ -32,7 +32,7 @@ from domain.permissions import Action
 from domain.values import MAX_RATIONALE_CHARS, validate_text
 from ingest.git_source import is_git_url
 from service.authz import Caller
-from service.core import ServiceCore, UnitOfWork
+from service.core import ServiceCore, UnitOfWork, existing
 from service.erasure_reach import reach
 from service.views import version_view
 
@@ -48,7 +48,7 @@ class ErasureOps(ServiceCore):
         with self._uow() as uow:
             v, el, _ = self.visible_version(uow, caller, version_id)
             self.gate(uow, caller, el.repo_key, Action.ADMIN)
-            if uow.store.get_repository(el.repo_key).legal_hold:
+            if existing(uow.store.get_repository(el.repo_key)).legal_hold:
                 raise LegalHoldActive("the repository is under legal hold; erasure is blocked")
             # Re-read under lock: a concurrent erasure of the same text waits, then finds it done.
             same = uow.store.versions_with_content(el.repo_key, v.content_sha256, for_update=True)
@@ -94,9 +94,9 @@ class ErasureOps(ServiceCore):
                     "read_contexts_redacted": redacted,
                 },
             )
-            for erased, relation in ((copies, "copy_of"), (derived.versions, "derived_from")):
+            for group, relation in ((copies, "copy_of"), (derived.versions, "derived_from")):
                 self._audit_erased(
-                    uow, caller, el.repo_key, erased, reason, at, {relation: version_id}
+                    uow, caller, el.repo_key, group, reason, at, {relation: version_id}
                 )
             self._audit_withdrawn(uow, caller, el.repo_key, derived.withdrawn, version_id, at)
             uow.commit()

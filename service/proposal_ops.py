@@ -50,7 +50,7 @@ from domain.values import (
     validate_type_key,
 )
 from service.authz import Caller, Permission
-from service.core import UnitOfWork
+from service.core import UnitOfWork, existing
 from service.element_ops import ElementOps, _element_kind
 from service.views import proposal_view, version_view
 
@@ -229,10 +229,11 @@ class ProposalOps(ElementOps):
 
     def _view(self, uow: UnitOfWork, p: Proposal, *, with_diff: bool = True) -> dict[str, Any]:
         view = proposal_view(p)
-        body_v = uow.store.get_version(uow.store.get_element(p.element_id).head_version_id)
+        body_el = existing(uow.store.get_element(p.element_id))
+        body_v = existing(uow.store.get_version(existing(body_el.head_version_id)))
         head = None
         if p.target_element_id:
-            head = uow.store.get_element(p.target_element_id).head_version_id
+            head = existing(uow.store.get_element(p.target_element_id)).head_version_id
         view.update(
             title=body_v.title,
             body=body_v.body,
@@ -312,7 +313,7 @@ class ProposalOps(ElementOps):
                             "client_request_id was already used for a different proposal",
                             client_request_id=client_request_id,
                         )
-                    view = self._view(uow, uow.store.get_proposal(prior.proposal_id))
+                    view = self._view(uow, existing(uow.store.get_proposal(prior.proposal_id)))
                     return {**view, "replay": True}
             at = self.clock.now()
             if sel.baseline_id:
@@ -452,8 +453,8 @@ class ProposalOps(ElementOps):
             p, perm = self._load(uow, caller, proposal_id)
             self._own_or_curator(p, perm, caller, "revise")
             p.ensure_open()
-            el = uow.store.get_element(p.element_id)
-            cur = uow.store.get_version(el.head_version_id)
+            el = existing(uow.store.get_element(p.element_id))
+            cur = existing(uow.store.get_version(existing(el.head_version_id)))
             at = self.clock.now()
             v = el.next_version(
                 title=validate_text(title, "title", MAX_TITLE_CHARS) if title else cur.title,
@@ -498,13 +499,13 @@ class ProposalOps(ElementOps):
         rationale = validate_text(rationale, "rationale", MAX_RATIONALE_CHARS, required=False)
         with self._uow() as uow:
             p, perm = self._load(uow, caller, proposal_id)
-            body_el = uow.store.get_element(p.element_id)
+            body_el = existing(uow.store.get_element(p.element_id))
             if not perm.may_act_on(Action.CURATE, body_el.classification):
                 raise PermissionDenied(f"{caller.principal_id} may not accept proposals")
-            proposed = uow.store.get_version(body_el.head_version_id)
+            proposed = existing(uow.store.get_version(existing(body_el.head_version_id)))
             at = self.clock.now()
             if p.change_kind is ChangeKind.UPDATE:
-                target = uow.store.get_element(p.target_element_id)
+                target = existing(uow.store.get_element(existing(p.target_element_id)))
                 p.ensure_acceptable(target.head_version_id)
             else:
                 p.ensure_acceptable(None)
@@ -536,7 +537,7 @@ class ProposalOps(ElementOps):
                 provenance=p.proposed_by,
             )
             if not uow.store.move_head(target.element_id, target.head_version_id, new_v):
-                current = uow.store.get_element(target.element_id).head_version_id
+                current = existing(uow.store.get_element(target.element_id)).head_version_id
                 raise StaleProposal(
                     f"proposal {proposal_id} lost a race: the head of {target.element_id} is now "
                     f"{current}; rebase it",
@@ -623,7 +624,7 @@ class ProposalOps(ElementOps):
             p.close(status, at, caller.principal_id)
             if not uow.store.save_proposal(p, ProposalStatus.OPEN):
                 raise Conflict(f"proposal {proposal_id} was decided concurrently")
-            el = uow.store.get_element(p.element_id)
+            el = existing(uow.store.get_element(p.element_id))
             dec = self._decision(
                 uow,
                 caller,
@@ -667,15 +668,16 @@ class ProposalOps(ElementOps):
             old.ensure_open()
             if old.change_kind is not ChangeKind.UPDATE:
                 raise FailedPrecondition("only UPDATE proposals can be rebased")
-            target = uow.store.get_element(old.target_element_id)
+            target = existing(uow.store.get_element(existing(old.target_element_id)))
             if not old.is_stale(target.head_version_id):
                 raise FailedPrecondition(
                     f"proposal {proposal_id} is already on the current head "
                     f"{target.head_version_id}"
                 )
-            base = uow.store.get_version(old.target_version_id)
-            head = uow.store.get_version(target.head_version_id)
-            mine = uow.store.get_version(uow.store.get_element(old.element_id).head_version_id)
+            base = existing(uow.store.get_version(existing(old.target_version_id)))
+            head = existing(uow.store.get_version(existing(target.head_version_id)))
+            mine_el = existing(uow.store.get_element(old.element_id))
+            mine = existing(uow.store.get_version(existing(mine_el.head_version_id)))
             merged = three_way_merge(base.body, head.body, mine.body)
             title = head.title if mine.title == base.title else mine.title
             at = self.clock.now()
