@@ -111,3 +111,16 @@ class GrantRecord:
     clearance: str
     created_at: datetime
     created_by: str
+
+
+@dataclass(frozen=True)
+class TokenRecord:
+    """A bearer token (only its hash is stored)."""
+
+    token_id: str
+    principal_id: str
+    created_at: datetime
+    created_by: str
+    revoked_at: datetime | None
+    parent_token_id: str | None = None
+    revoked_by: str | None = None

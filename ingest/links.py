@@ -11,8 +11,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from domain.records import MirroredFile
 from ingest.plan_model import ActionKind, FileAction, LinkCandidate
-from ingest.state import MirroredFile, MirrorState
+from ingest.state import MirrorState
 
 LINK_TYPE = "ameide:ingest.links_to"
 SUPERSEDES_TYPE = "ameide:lifecycle.supersedes"

@@ -9,22 +9,12 @@ file.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from domain.records import MirroredFile
 from ingest.plan import element_id_for
 from ingest.plan_model import ActionKind, FileAction, IngestPlan
 
-
-@dataclass(frozen=True)
-class MirroredFile:
-    """One mirrored path: the element it maps to, whether that element is live, its head hash."""
-
-    repository: str
-    path: str
-    element_id: str
-    live: bool
-    head_sha256: str | None
-    classification: str | None = None
+__all__ = ["MirrorState", "MirroredFile"]  # MirroredFile lives in domain (storage builds it)
 
 
 class MirrorState:

@@ -10,7 +10,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import InvalidArgument
 from projection.keyword_index import KeywordIndex
@@ -24,6 +24,17 @@ from service.read_pipeline import ReadPipeline
 from service.semantic_recall import SemanticRecall
 from service.settings import Settings
 from storage.db import SqlAlchemyUnitOfWork, make_engine
+
+if TYPE_CHECKING:
+    from service import ports
+    from service.core import UnitOfWork
+    from storage.store import Store
+
+    # mypy proves here that the SQLAlchemy adapter implements the service's ports: ``storage``
+    # imports only the domain, so the two meet only in this composition root.
+    _STORE: type[ports.Store] = Store
+    _UOW: type[UnitOfWork] = SqlAlchemyUnitOfWork
+    _OUTBOX_UOW: type[ports.OutboxUnitOfWork] = SqlAlchemyUnitOfWork
 
 
 @dataclass

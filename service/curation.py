@@ -30,7 +30,7 @@ from domain.values import (
     validate_type_key,
 )
 from service.authz import Caller, Permission
-from service.core import UnitOfWork, repo_key
+from service.core import UnitOfWork, existing, head_version, repo_key, stored_element
 from service.kernel import Kernel
 from service.proposal_book import (
     ProposalBook,
@@ -129,7 +129,8 @@ class Curation:
                 "client_request_id was already used for a different proposal",
                 client_request_id=client_request_id,
             )
-        return {**self.book.view(uow, uow.store.get_proposal(prior.proposal_id)), "replay": True}
+        proposal = existing(uow.store.get_proposal(prior.proposal_id))
+        return {**self.book.view(uow, proposal), "replay": True}
 
     def _update_target(
         self,
@@ -218,8 +219,8 @@ class Curation:
             p, perm = self.book.load(uow, caller, proposal_id)
             own_or_curator(p, perm, caller, "revise")
             p.ensure_open()
-            el = uow.store.get_element(p.element_id)
-            cur = uow.store.get_version(el.head_version_id)
+            el = stored_element(uow.store, p.element_id)
+            cur = head_version(uow.store, p.element_id)
             at = self.k.clock.now()
             v = el.next_version(
                 title=validate_text(title, "title", MAX_TITLE_CHARS) if title else cur.title,

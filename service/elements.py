@@ -26,7 +26,7 @@ from domain.values import (
     validate_type_key,
 )
 from service.authz import Caller
-from service.core import repo_key
+from service.core import existing, repo_key
 from service.kernel import Kernel
 from service.views import element_view, relationship_view, version_view
 from service.writer import ElementWriter
@@ -105,7 +105,7 @@ class Elements:
                 if v is None or el.created_at > as_of:
                     raise NotFound(f"element {element_id} did not exist at {as_of.isoformat()}")
             else:
-                v = uow.store.get_version(el.head_version_id)
+                v = uow.store.get_version(el.head_version_id) if el.head_version_id else None
             self.k.gate.readable_version(perm, el, v)
             self.k.audit.log_read(
                 uow,
@@ -145,7 +145,7 @@ class Elements:
         """Retire an element (curator); blocked by legal hold."""
         with self.k.uow() as uow:
             el, _ = self.k.gate.element(uow, caller, element_id, Action.CURATE)
-            repo = uow.store.get_repository(el.repo_key)
+            repo = existing(uow.store.get_repository(el.repo_key))
             at = self.k.clock.now()
             el.retire(at, caller.principal_id, legal_hold=repo.legal_hold)
             uow.store.retire_element(el)

@@ -32,7 +32,7 @@ from domain.permissions import Action
 from domain.values import MAX_RATIONALE_CHARS, validate_text
 from ingest.git_source import is_git_url
 from service.authz import Caller
-from service.core import UnitOfWork
+from service.core import UnitOfWork, existing
 from service.erasure_reach import reach
 from service.kernel import Kernel
 from service.views import version_view
@@ -52,7 +52,7 @@ class Erasure:
         with self.k.uow() as uow:
             v, el, _ = self.k.gate.version(uow, caller, version_id)
             self.k.gate.repository(uow, caller, el.repo_key, Action.ADMIN)
-            if uow.store.get_repository(el.repo_key).legal_hold:
+            if existing(uow.store.get_repository(el.repo_key)).legal_hold:
                 raise LegalHoldActive("the repository is under legal hold; erasure is blocked")
             at = self.k.clock.now()
             v, tomb, copies = _erase_same_content(uow, el.repo_key, v, at, caller, reason)
@@ -88,9 +88,9 @@ class Erasure:
                     "read_contexts_redacted": redacted,
                 },
             )
-            for erased, relation in ((copies, "copy_of"), (derived.versions, "derived_from")):
+            for group, relation in ((copies, "copy_of"), (derived.versions, "derived_from")):
                 self._audit_erased(
-                    uow, caller, el.repo_key, erased, reason, at, {relation: version_id}
+                    uow, caller, el.repo_key, group, reason, at, {relation: version_id}
                 )
             self._audit_withdrawn(uow, caller, el.repo_key, derived.withdrawn, version_id, at)
             uow.commit()

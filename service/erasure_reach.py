@@ -27,9 +27,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from domain.model import ERASED_TITLE, ElementVersion, Proposal, ProposalStatus
+from service.ports import Store
 
 
 @dataclass
@@ -80,7 +80,7 @@ def quotes(text: str, erased_text: str) -> bool:
 
 
 def reach(
-    store: Any,
+    store: Store,
     repo_key: str,
     erased: Sequence[ElementVersion],
     erased_text: str,

@@ -27,6 +27,7 @@ from domain.audit import AuditEvent
 from domain.permissions import Action
 from domain.values import Classification
 from service.authz import Caller, Permission
+from service.ports import Store
 from service.views import event_view
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ class Visibility:
         self._seen: dict[str, bool] = {}
 
     @property
-    def store(self) -> Any:
+    def store(self) -> Store:
         """The unit of work's store (for the counts the trimmer recomputes)."""
         return self._uow.store
 

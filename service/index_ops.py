@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
+from domain.records import IndexableVersion
 from projection.keyword_index import (
     DerivedIndex,
     Gap,
@@ -43,6 +44,7 @@ from projection.keyword_index import (
     indexed_chunks,
 )
 from projection.selection import epoch_of, is_superseded
+from service.ports import OutboxUnitOfWork
 
 P = TypeVar("P", bound=DerivedIndex)
 
@@ -54,8 +56,8 @@ PRUNE_INTERVAL = 600.0  # seconds between two prunes by one process
 log = logging.getLogger("ameide.index")
 
 
-def chunks_of(v: Any) -> list[IndexedChunk]:
-    """The index documents of one indexable version (``storage.store_index.IndexableVersion``)."""
+def chunks_of(v: IndexableVersion) -> list[IndexedChunk]:
+    """The index documents of one indexable version."""
     recorded_at = epoch_of(v.recorded_at)
     assert recorded_at is not None
     return indexed_chunks(
@@ -97,7 +99,7 @@ class IndexMaintainer(Generic[P]):
 
     def __init__(
         self,
-        uow_factory: Callable[..., Any],
+        uow_factory: Callable[..., OutboxUnitOfWork],
         open_index: Callable[[], P],
         *,
         label: str = "keyword index",

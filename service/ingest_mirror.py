@@ -24,8 +24,9 @@ from ingest.run_report import RunTally
 from ingest.state import MirrorState
 from service.authz import Caller
 from service.classification import planned_level
-from service.core import UnitOfWork
+from service.core import UnitOfWork, existing
 from service.kernel import Kernel
+from service.ports import IngestStore
 from service.writer import ElementWriter, created_payload
 
 TOOL_ID = "ameide-ingest"
@@ -73,7 +74,7 @@ class MirrorBatch:
     other write and before committing.
     """
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: IngestStore) -> None:
         self._store = store
         self._created: list[tuple[Element, ElementVersion]] = []
         self._files: list[dict[str, str]] = []
@@ -120,7 +121,9 @@ class FileMirror:
         for start in range(0, total, BATCH):
             batch = run.actions[start : start + BATCH]
             with self.k.uow() as uow:
-                heads = uow.store.elements_with_head_hash(a.element_id for a in batch)
+                heads = uow.store.elements_with_head_hash(
+                    a.element_id for a in batch if a.element_id
+                )
                 holds: dict[str, bool] = {}
                 pending = MirrorBatch(uow.store)
                 for action in batch:
@@ -333,7 +336,7 @@ class FileMirror:
         batch.flush()
         el = found[0]
         if a.repository not in holds:
-            holds[a.repository] = bool(uow.store.get_repository(a.repository).legal_hold)
+            holds[a.repository] = existing(uow.store.get_repository(a.repository)).legal_hold
         at = self.k.clock.now()
         try:
             el.retire(at, run.caller.principal_id, legal_hold=holds[a.repository])

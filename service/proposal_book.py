@@ -19,7 +19,7 @@ from domain.model import (
 from domain.permissions import Action
 from domain.values import Classification, SourceKind, validate_id
 from service.authz import Caller, Permission
-from service.core import UnitOfWork
+from service.core import UnitOfWork, head_version, stored_element
 from service.decisions import Decisions, Pin
 from service.kernel import Kernel
 from service.views import proposal_view
@@ -111,10 +111,10 @@ class ProposalBook:
     def view(self, uow: UnitOfWork, p: Proposal, *, with_diff: bool = True) -> dict[str, Any]:
         """The proposal with its body, staleness, current head, selected version and diff."""
         view = proposal_view(p)
-        body_v = uow.store.get_version(uow.store.get_element(p.element_id).head_version_id)
+        body_v = head_version(uow.store, p.element_id)
         head = None
         if p.target_element_id:
-            head = uow.store.get_element(p.target_element_id).head_version_id
+            head = stored_element(uow.store, p.target_element_id).head_version_id
         view.update(
             title=body_v.title,
             body=body_v.body,

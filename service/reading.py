@@ -18,7 +18,7 @@ from domain.values import new_id, validate_id, validate_instant
 from projection import contexts
 from projection.packaging import content_chunks
 from service.authz import Caller
-from service.core import UnitOfWork
+from service.core import UnitOfWork, existing
 from service.event_trimming import Visibility, readable_items
 from service.kernel import Kernel
 from service.read_pipeline import ReadPipeline
@@ -295,7 +295,7 @@ class Reading:
 
     @staticmethod
     def _node(uow: UnitOfWork, element_id: str, as_of: datetime | None) -> dict[str, Any]:
-        el = uow.store.get_element(element_id)
+        el = existing(uow.store.get_element(element_id))
         head = (
             uow.store.head_as_of(element_id, as_of)
             if as_of is not None

@@ -23,7 +23,7 @@ from domain.model import (
 from domain.permissions import Action
 from domain.values import MAX_RATIONALE_CHARS, Classification, SourceKind, validate_text
 from service.authz import Caller
-from service.core import UnitOfWork
+from service.core import UnitOfWork, existing, head_version, stored_element
 from service.decisions import Decisions, Outcome, Pin
 from service.kernel import Kernel
 from service.proposal_book import ProposalBook, is_own, own_or_curator
@@ -45,10 +45,10 @@ class Review:
         rationale = validate_text(rationale, "rationale", MAX_RATIONALE_CHARS, required=False)
         with self.k.uow() as uow:
             p, perm = self.book.load(uow, caller, proposal_id)
-            body_el = uow.store.get_element(p.element_id)
+            body_el = stored_element(uow.store, p.element_id)
             if not perm.may_act_on(Action.CURATE, body_el.classification):
                 raise PermissionDenied(f"{caller.principal_id} may not accept proposals")
-            proposed = uow.store.get_version(body_el.head_version_id)
+            proposed = head_version(uow.store, p.element_id)
             at = self.k.clock.now()
             target = self._target(uow, caller, p, at)
             new_v = target.next_version(
@@ -59,7 +59,7 @@ class Review:
                 provenance=p.proposed_by,
             )
             if not uow.store.move_head(target.element_id, target.head_version_id, new_v):
-                current = uow.store.get_element(target.element_id).head_version_id
+                current = stored_element(uow.store, target.element_id).head_version_id
                 raise StaleProposal(
                     f"proposal {proposal_id} lost a race: the head of {target.element_id} is now "
                     f"{current}; rebase it",
@@ -96,7 +96,7 @@ class Review:
     def _target(self, uow: UnitOfWork, caller: Caller, p: Proposal, at: datetime) -> Element:
         """The element accepting ``p`` writes to: its fresh target, or (CREATE) a new one."""
         if p.change_kind is ChangeKind.UPDATE:
-            target: Element = uow.store.get_element(p.target_element_id)
+            target = stored_element(uow.store, p.target_element_id)
             p.ensure_acceptable(target.head_version_id)
             return target
         p.ensure_acceptable(None)
@@ -148,7 +148,7 @@ class Review:
             outcome = Outcome(
                 kind,
                 rationale,
-                uow.store.get_element(p.element_id).classification,
+                stored_element(uow.store, p.element_id).classification,
                 f"proposal.{status.value.lower()}",
                 p.target_element_id or p.element_id,
                 pin_to_decision=REJECTED_BECAUSE if status is ProposalStatus.REJECTED else None,
@@ -164,11 +164,11 @@ class Review:
         with self.k.uow() as uow:
             old, perm = self.book.load(uow, caller, proposal_id)
             own_or_curator(old, perm, caller, "rebase")
-            target = uow.store.get_element(old.target_element_id or old.element_id)
+            target = stored_element(uow.store, old.target_element_id or old.element_id)
             old.ensure_rebasable(target.head_version_id)
-            base = uow.store.get_version(old.target_version_id)
-            head = uow.store.get_version(target.head_version_id)
-            mine = uow.store.get_version(uow.store.get_element(old.element_id).head_version_id)
+            base = existing(uow.store.get_version(existing(old.target_version_id)))
+            head = head_version(uow.store, target.element_id)
+            mine = head_version(uow.store, old.element_id)
             merged = three_way_merge(base.body, head.body, mine.body)
             at = self.k.clock.now()
             new = old.rebased_onto(

@@ -1,4 +1,5 @@
-"""Row ↔ domain mapping for one connection (a unit of work's ``store``)."""
+"""The store of one connection (a unit of work's ``store``): repositories, elements, versions,
+relationships, baselines here; the mixins add the other concerns, ``storage.rows`` the mapping."""
 
 from __future__ import annotations
 
@@ -7,142 +8,23 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Row
+from sqlalchemy.engine import Connection
 
-from domain.audit import AuditEvent
-from domain.model import (
-    Baseline,
-    Element,
-    ElementVersion,
-    PointerMove,
-    Provenance,
-    Relationship,
-    RelationshipKind,
-)
+from domain.model import Baseline, Element, ElementVersion, PointerMove, Relationship
 from domain.repository import Repository
-from domain.values import Classification, RepoRef, SourceKind, new_id
+from domain.values import RepoRef, SourceKind, new_id
 from storage import schema as t
+from storage.rows import (
+    element_from_row,
+    element_row,
+    relationship_from_row,
+    version_from_row,
+    version_row,
+)
 from storage.store_governance import GovernanceStore
 from storage.store_index import IndexStore
 from storage.store_ingest import IngestStore
 from storage.store_read import ReadStore
-
-
-def element_row(el: Element, head: ElementVersion | None = None) -> dict[str, Any]:
-    """An ``elements`` row; its head is ``head`` (inserted with it) or none yet."""
-    return {
-        "element_id": el.element_id,
-        "repo_key": el.repo_key,
-        "element_kind": el.element_kind,
-        "type_key": el.type_key,
-        "source_kind": el.source_kind.value,
-        "classification": el.classification.value,
-        "created_at": el.created_at,
-        "created_by": el.created_by,
-        "head_version_id": head.version_id if head else None,
-        "head_seq": head.seq if head else 0,
-    }
-
-
-def version_row(v: ElementVersion) -> dict[str, Any]:
-    """An ``element_versions`` row, provenance included."""
-    p = v.provenance
-    return {
-        "version_id": v.version_id,
-        "element_id": v.element_id,
-        "seq": v.seq,
-        "parent_version_id": v.parent_version_id,
-        "title": v.title,
-        "body": v.body,
-        "metadata": v.metadata,
-        "content_sha256": v.content_sha256,
-        "recorded_at": v.recorded_at,
-        "actor_type": p.actor_type,
-        "actor_id": p.actor_id,
-        "tool_id": p.tool_id,
-        "source_repo": p.source_repo,
-        "commit_sha": p.commit_sha,
-        "path": p.path,
-        "classification": v.classification.value if v.classification else None,
-    }
-
-
-def element_from_row(r: Row[Any]) -> Element:
-    """Map an ``elements`` row."""
-    return Element(
-        element_id=r.element_id,
-        repo_key=r.repo_key,
-        element_kind=r.element_kind,
-        type_key=r.type_key,
-        source_kind=SourceKind(r.source_kind),
-        classification=Classification(r.classification),
-        created_at=r.created_at,
-        created_by=r.created_by,
-        head_version_id=r.head_version_id,
-        head_seq=r.head_seq,
-        retired_at=r.retired_at,
-        retired_by=r.retired_by,
-    )
-
-
-def version_from_row(r: Row[Any]) -> ElementVersion:
-    """Map an ``element_versions`` row."""
-    return ElementVersion(
-        version_id=r.version_id,
-        element_id=r.element_id,
-        seq=r.seq,
-        parent_version_id=r.parent_version_id,
-        title=r.title,
-        body=r.body,
-        metadata=dict(r.metadata or {}),
-        content_sha256=r.content_sha256,
-        recorded_at=r.recorded_at,
-        provenance=Provenance(
-            r.actor_type, r.actor_id, r.tool_id, r.source_repo, r.commit_sha, r.path
-        ),
-        erased_at=r.erased_at,
-        erased_by=r.erased_by,
-        erasure_reason=r.erasure_reason,
-        classification=Classification(r.classification) if r.classification else None,
-    )
-
-
-def relationship_from_row(r: Row[Any]) -> Relationship:
-    """Map a ``relationships`` row."""
-    return Relationship(
-        relationship_id=r.relationship_id,
-        repo_key=r.repo_key,
-        relationship_kind=RelationshipKind(r.relationship_kind),
-        type_key=r.type_key,
-        source_element_id=r.source_element_id,
-        target_element_id=r.target_element_id,
-        metadata=dict(r.metadata or {}),
-        recorded_at=r.recorded_at,
-        recorded_by=r.recorded_by,
-        retired_at=r.retired_at,
-        retired_by=r.retired_by,
-    )
-
-
-def event_from_row(r: Row[Any]) -> AuditEvent:
-    """Map an ``audit_events`` row."""
-    return AuditEvent(
-        chain_key=r.chain_key,
-        event_type=r.event_type,
-        occurred_at=r.occurred_at,
-        actor=r.actor,
-        on_behalf_of=r.on_behalf_of,
-        purpose=r.purpose,
-        element_id=r.element_id,
-        version_id=r.version_id,
-        proposal_id=r.proposal_id,
-        baseline_id=r.baseline_id,
-        payload=dict(r.payload or {}),
-        event_id=r.event_id,
-        chain_seq=r.chain_seq,
-        prev_hash=r.prev_hash,
-        hash=r.hash,
-    )
 
 
 class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):

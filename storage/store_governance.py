@@ -1,9 +1,8 @@
-"""Row ↔ domain mapping for proposals, decisions, grants, tokens, audit and access log."""
+"""Proposals, decisions, idempotency, grants, tokens, erasure lookups, audit and access log."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -11,80 +10,16 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from domain.audit import AuditEvent
-from domain.model import (
-    ChangeKind,
-    ElementVersion,
-    Proposal,
-    ProposalStatus,
-    Provenance,
-    SelectorKind,
-    TargetSelector,
-)
-from domain.permissions import GrantRecord
+from domain.model import ElementVersion, Proposal, ProposalStatus
+from domain.permissions import GrantRecord, TokenRecord
 from storage import schema as t
-
-
-@dataclass(frozen=True)
-class TokenRecord:
-    """A bearer token (only its hash is stored)."""
-
-    token_id: str
-    principal_id: str
-    created_at: datetime
-    created_by: str
-    revoked_at: datetime | None
-    parent_token_id: str | None = None
-    revoked_by: str | None = None
-
-
-def token_from_row(r: Row[Any]) -> TokenRecord:
-    """Map a ``tokens`` row (never its hash)."""
-    return TokenRecord(
-        r.token_id,
-        r.principal_id,
-        r.created_at,
-        r.created_by,
-        r.revoked_at,
-        r.parent_token_id,
-        r.revoked_by,
-    )
-
-
-def proposal_from_row(r: Row[Any]) -> Proposal:
-    """Map a ``proposals`` row."""
-    return Proposal(
-        proposal_id=r.proposal_id,
-        repo_key=r.repo_key,
-        element_id=r.element_id,
-        change_kind=ChangeKind(r.change_kind),
-        summary=r.summary,
-        proposed_by=Provenance(r.proposer_actor_type, r.proposer_actor_id, r.proposer_tool_id),
-        created_at=r.created_at,
-        target_selector=TargetSelector(SelectorKind(r.selector_kind), r.selector_baseline_id),
-        target_element_id=r.target_element_id,
-        target_version_id=r.target_version_id,
-        status=ProposalStatus(r.status),
-        has_conflicts=bool(r.has_conflicts),
-        client_request_id=r.client_request_id,
-        rebased_from=r.rebased_from,
-        rebased_to=r.rebased_to,
-        result_version_id=r.result_version_id,
-        decided_at=r.decided_at,
-        decided_by=r.decided_by,
-    )
-
-
-def _proposal_values(p: Proposal) -> dict[str, Any]:
-    return {
-        "status": p.status.value,
-        "summary": p.summary,
-        "has_conflicts": p.has_conflicts,
-        "rebased_to": p.rebased_to,
-        "result_version_id": p.result_version_id,
-        "target_element_id": p.target_element_id,
-        "decided_at": p.decided_at,
-        "decided_by": p.decided_by,
-    }
+from storage.rows import (
+    event_from_row,
+    proposal_from_row,
+    proposal_values,
+    token_from_row,
+    version_from_row,
+)
 
 
 class GovernanceStore:
@@ -111,7 +46,7 @@ class GovernanceStore:
                 rebased_from=p.rebased_from,
                 create_spec=create_spec,
                 created_at=p.created_at,
-                **_proposal_values(p),
+                **proposal_values(p),
             )
         )
 
@@ -135,7 +70,7 @@ class GovernanceStore:
         res = self.conn.execute(
             t.proposals.update()
             .where(c.proposal_id == p.proposal_id, c.status == expected_status.value)
-            .values(**_proposal_values(p))
+            .values(**proposal_values(p))
         )
         return res.rowcount == 1
 
@@ -325,8 +260,6 @@ class GovernanceStore:
     ) -> list[ElementVersion]:
         """Every version in a repository whose body hashes to ``content_sha256`` (erased ones
         included), oldest first; locked with ``for_update`` so concurrent erasures queue."""
-        from storage.store import version_from_row
-
         v, e = t.element_versions.c, t.elements.c
         q = (
             sa.select(t.element_versions)
@@ -366,8 +299,6 @@ class GovernanceStore:
         limit: int | None = None,
     ) -> list[AuditEvent]:
         """Events of one chain in chain order, filtered."""
-        from storage.store import event_from_row
-
         c = t.audit_events.c
         q = sa.select(t.audit_events).where(c.chain_key == chain_key)
         if since is not None:

@@ -1,37 +1,19 @@
-"""Row mapping for index maintenance: the outbox, indexable versions, stored chunk rows."""
+"""Index maintenance's queries: the outbox, indexable versions, stored chunk rows."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from domain.records import IndexableVersion
 from domain.values import Classification, SourceKind, higher_classification
 from storage import schema as t
 
 INDEXED_SOURCE_KINDS = (SourceKind.CANONICAL.value, SourceKind.INGESTED_EVIDENCE.value)
-
-
-@dataclass(frozen=True)
-class IndexableVersion:
-    """A version with the element attributes the index filters and ranks on."""
-
-    version_id: str
-    element_id: str
-    repo_key: str
-    source_kind: str
-    type_key: str
-    classification: str
-    title: str
-    body: str
-    metadata: dict[str, Any]
-    recorded_at: datetime
-    retired_at: datetime | None
-    erased: bool
 
 
 _COLUMNS = (

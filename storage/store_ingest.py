@@ -1,4 +1,4 @@
-"""Row mapping for ingest: sources with their last ingested commit, and mirrored file paths."""
+"""Ingest's queries: sources with their last ingested commit, mirrored paths, bulk writes."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from domain.model import Element, ElementVersion, Relationship
+from domain.records import MirroredFile
 from domain.values import Classification
-from ingest.state import MirroredFile
 from storage import schema as t
-
-if TYPE_CHECKING:
-    from domain.model import Element, ElementVersion, Relationship
+from storage.rows import element_from_row, element_row, relationship_from_row, version_row
 
 _CHUNK = 500  # ids per IN (...) list, well under every driver's parameter limit
 
@@ -163,8 +162,6 @@ class IngestStore:
         self, element_ids: Iterable[str]
     ) -> dict[str, tuple[Element, str | None]]:
         """element id → (element, its head's ``content_sha256``) for the ids that exist."""
-        from storage.store import element_from_row  # the mapping lives with the core store
-
         e, v = t.elements.c, t.element_versions.c
         out: dict[str, tuple[Element, str | None]] = {}
         for chunk in _chunks(sorted(set(element_ids))):
@@ -183,8 +180,6 @@ class IngestStore:
         """Insert new elements, each with its first version as head, and announce the versions
         to the index: three statements for a whole batch, where one at a time takes four per
         element (``insert_element``, ``move_head``, ``insert_version``) and leaves the same rows."""
-        from storage.store import element_row, version_row
-
         if not created:
             return
         for el, v in created:
@@ -245,8 +240,6 @@ class IngestStore:
         self, element_ids: Iterable[str], type_key: str
     ) -> dict[str, list[Relationship]]:
         """source element id → its live relationships of ``type_key``."""
-        from storage.store import relationship_from_row
-
         c = t.relationships.c
         out: dict[str, list[Relationship]] = {}
         for chunk in _chunks(sorted(set(element_ids))):

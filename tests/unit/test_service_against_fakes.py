@@ -1,0 +1,95 @@
+"""The governed write path of the service against the in-memory store (``tests.fakes``): no
+database, no index — the use cases' own rules, in milliseconds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from domain.errors import StaleProposal
+from domain.model import ProposalStatus
+from runtime.compose import compose
+from service.app import MemoryService
+from service.authz import Caller
+from service.clock import Clock
+from tests.fakes import FakeDatabase, FakeState
+
+REPO = "acme/eng/platform"
+ADMIN = Caller("user:admin", purpose="test setup")
+CURATOR = Caller("user:curator", purpose="curate")
+AGENT = Caller("agent:planner", purpose="propose")
+SOP_V1 = "# Testing SOP\n\nRun phase 0.\n"
+SOP_V2 = "# Testing SOP\n\nRun phase 0, then phase 1.\n"
+
+
+@dataclass
+class Home:
+    db: FakeDatabase
+    svc: MemoryService
+    element_id: str
+    v1: str
+
+
+@pytest.fixture
+def home() -> Home:
+    """A repository with a curator, an agent and one canonical element, in memory."""
+    db = FakeDatabase()
+    svc, _ = compose(db.uow, Clock())
+    svc.bootstrap_admin(ADMIN.principal_id)
+    svc.create_repository(ADMIN, REPO)
+    svc.grant(ADMIN, CURATOR.principal_id, "curator", REPO)
+    svc.grant(ADMIN, AGENT.principal_id, "agent", REPO)
+    out = svc.create_element(CURATOR, REPO, title="Testing SOP", body=SOP_V1)
+    return Home(db, svc, out["element"]["element_id"], out["version"]["version_id"])
+
+
+def test_an_accepted_proposal_moves_the_head_and_is_audited(home: Home) -> None:
+    opened = home.svc.propose(
+        AGENT,
+        REPO,
+        body=SOP_V2,
+        summary="add phase 1",
+        element_id=home.element_id,
+        target_version_id=home.v1,
+    )
+    assert (opened["status"], opened["target_version_id"]) == ("OPEN", home.v1)
+
+    accepted = home.svc.accept(CURATOR, opened["proposal_id"], rationale="matches the runbook")
+
+    shown = home.svc.get_element(CURATOR, home.element_id)
+    assert shown["element"]["head_version_id"] == accepted["result_version_id"]
+    assert (shown["version"]["seq"], shown["version"]["body"]) == (2, SOP_V2)
+    assert shown["version"]["parent_version_id"] == home.v1
+    events = [e.event_type for e in home.db.events if e.proposal_id == opened["proposal_id"]]
+    assert events[0] == "proposal.opened"
+    assert "proposal.accepted" in events
+
+
+def test_accepting_a_proposal_that_loses_the_race_for_the_head_is_refused_and_writes_nothing(
+    home: Home,
+) -> None:
+    opened = home.svc.propose(
+        AGENT,
+        REPO,
+        body=SOP_V2,
+        summary="add phase 1",
+        element_id=home.element_id,
+        target_version_id=home.v1,
+    )
+    committed = home.db.commits
+
+    def concurrent_writer(state: FakeState, element_id: str) -> None:
+        # Another transaction moved the head between the accept's read and its compare-and-swap.
+        if element_id == home.element_id:
+            state.elements[element_id].head_version_id = "ver_" + "0" * 24
+
+    home.db.before_cas = concurrent_writer
+    with pytest.raises(StaleProposal) as lost:
+        home.svc.accept(CURATOR, opened["proposal_id"])
+    home.db.before_cas = None
+
+    assert lost.value.details["current_head_version_id"] == "ver_" + "0" * 24
+    assert home.db.commits == committed
+    assert home.db.state.elements[home.element_id].head_version_id == home.v1
+    assert home.db.state.proposals[opened["proposal_id"]].status is ProposalStatus.OPEN
