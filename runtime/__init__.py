@@ -1,4 +1,4 @@
-"""The composition root: settings → engine, authorizer, clock → ``MemoryService``.
+"""The composition root: settings → engine, authorizer, clock, backlog sources → ``MemoryService``.
 
 Entrypoints (CLI, MCP, servers, smoke) call ``build_app`` once per process; nothing is created
 at import time.
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from domain.errors import InvalidArgument
+from ingest.git_source import GitBacklogSource
 from projection.keyword_index import KeywordIndex
 from projection.whoosh import WhooshKeywordIndex
 from service.app import MemoryService
@@ -42,7 +43,8 @@ class App:
 
 
 def build_app(settings: Settings, *, migrate: bool = False, background: bool = True) -> App:
-    """Wire storage, authorization and the clock into a service (no work at import time).
+    """Wire storage, authorization, the clock and the git backlog source into a service (no
+    work at import time).
 
     ``background``: build semantic recall's vectors on a background thread after writes (long-
     lived processes: servers, MCP, benchmarks). A one-shot CLI command passes ``False``: it
@@ -76,6 +78,7 @@ def build_app(settings: Settings, *, migrate: bool = False, background: bool = T
         return SqlAlchemyUnitOfWork(engine, readonly=readonly, on_commit=after_commit)
 
     service = MemoryService(uow_factory, Authorizer(), Clock(), indexer, semantic)
+    service.backlog_sources = GitBacklogSource.open  # ingest reads backlogs from git
     service.configure_ranking(_config_file(settings).get("ranking"))
     return App(settings, engine, service)
 

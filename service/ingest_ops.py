@@ -20,6 +20,7 @@ compares with what is stored and converges.
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,13 @@ from domain.errors import FailedPrecondition, InvalidArgument, NotFound, Permiss
 from domain.permissions import Action
 from domain.values import Classification
 from ingest.explain import explain_routing
-from ingest.git_source import GitBacklogSource, GitSourceError
 from ingest.links import mirrored_after, resolve_links, resolve_statements
 from ingest.plan import PlanOptions, build_plan
 from ingest.plan_model import ActionKind, FileAction, IngestPlan
 from ingest.routing import RepositoryKey, RoutingConfigError, load_config
 from ingest.routing_model import RoutingConfig
 from ingest.run_report import RunTally
+from ingest.source import BacklogSource, BacklogSourceFactory, SourceError
 from ingest.state import MirrorState
 from service.authz import Caller
 from service.classification import above_clearance
@@ -48,6 +49,10 @@ MAX_SOURCE_CHARS = 500  # ingest_sources.source_repo
 class IngestOps(IngestLinkOps):
     """Mirror markdown backlogs in as evidence."""
 
+    backlog_sources: BacklogSourceFactory | None = None
+    """Opens the backlog named by a run (``runtime`` passes the git one); the service never
+    imports a source technology itself. Without it, ``ingest_backlog`` is unavailable."""
+
     # -- the run -------------------------------------------------------------------------
     def ingest_backlog(
         self,
@@ -57,7 +62,8 @@ class IngestOps(IngestLinkOps):
         *,
         glob: str = "**/*.md",
         ref: str = "main",
-        routing: str | Path | None = None,
+        routing: str | None = None,
+        routing_name: str = "routing.yaml",
         progress: Progress | None = None,
         cache_dir: Path | None = None,
         full_scan: bool = False,
@@ -66,8 +72,9 @@ class IngestOps(IngestLinkOps):
     ) -> dict[str, Any]:
         """Mirror the markdown files of ``source`` at ``ref`` into ``repo``; returns the report.
 
-        ``routing`` is a rule file's path or its YAML text. ``full_scan`` re-reads every file
-        instead of the diff since the last run (it also retires what disappeared meanwhile).
+        ``routing`` is a rule file's YAML text (the caller reads the file; ``routing_name`` names
+        it in errors). ``full_scan`` re-reads every file instead of the diff since the last run
+        (it also retires what disappeared meanwhile).
         ``dry_run`` plans and reports without writing anything. A run that would retire more
         than :data:`MASS_RETIRE_SHARE` of the mirror (at least :data:`MASS_RETIRE_MIN` files) is
         refused unless ``allow_mass_retire`` — a mistyped ``--glob`` or ``--ref`` does that.
@@ -75,10 +82,10 @@ class IngestOps(IngestLinkOps):
         started = time.perf_counter()
         key = self.repo_key(repo)
         glob = _valid_glob(glob)
-        config = _routing_config(routing)
+        config = _routing_config(routing, routing_name)
         with self._uow(readonly=True) as uow:
             self.gate(uow, caller, key, Action.INGEST)
-        with _open_source(source, cache_dir) as src:
+        with _open_source(self.backlog_sources, source, cache_dir) as src:
             if len(src.source_repo) > MAX_SOURCE_CHARS:
                 raise InvalidArgument(f"source name is longer than {MAX_SOURCE_CHARS} characters")
             with self._uow(readonly=True) as uow:
@@ -229,18 +236,21 @@ class IngestOps(IngestLinkOps):
     def routing_explain(
         self,
         caller: Caller | None,
-        routing: str | Path | None,
+        routing: str | None,
         path: str,
         data: bytes,
         *,
         repo: str | None = None,
+        routing_name: str = "routing.yaml",
     ) -> dict[str, Any]:
-        """Which routing rule decides a file, and why, rule by rule (reads no stored state)."""
+        """Which routing rule decides a file, and why, rule by rule (reads no stored state).
+
+        ``routing`` is the rule file's YAML text, as for :meth:`ingest_backlog`."""
         if caller is not None:
             self.check_caller(caller)
         key = self.repo_key(repo) if repo else None
         return explain_routing(
-            _routing_config(routing) or RoutingConfig(),
+            _routing_config(routing, routing_name) or RoutingConfig(),
             path,
             data,
             repository=RepositoryKey.parse(key) if key else None,
@@ -292,17 +302,21 @@ def _dry_run_report(run: IngestRun, ref: str, glob: str, duration_s: float) -> d
     return report
 
 
-def _open_source(source: str, cache_dir: Path | None) -> GitBacklogSource:
+def _open_source(
+    open_source: BacklogSourceFactory | None, source: str, cache_dir: Path | None
+) -> AbstractContextManager[BacklogSource]:
     if not isinstance(source, str) or not source.strip():
         raise InvalidArgument("source is required: a git repository path or URL", field="source")
+    if open_source is None:
+        raise RuntimeError("this service was built without a backlog source factory")
     try:
-        return GitBacklogSource.open(source, cache_dir=cache_dir)
-    except GitSourceError as exc:
+        return open_source(source, cache_dir=cache_dir)
+    except SourceError as exc:
         raise InvalidArgument(str(exc), field="source") from None
 
 
 def _plan(
-    src: GitBacklogSource,
+    src: BacklogSource,
     key: str,
     state: MirrorState,
     ref: str,
@@ -324,7 +338,7 @@ def _plan(
             locate=state.locate,
             progress=tick,
         )
-    except GitSourceError as exc:
+    except SourceError as exc:
         raise InvalidArgument(str(exc), field="ref") from None
 
 
@@ -336,22 +350,14 @@ def _valid_glob(glob: str) -> str:
     return glob.strip()
 
 
-def _routing_config(routing: str | Path | None) -> RoutingConfig | None:
-    """A rule file (a path, or YAML text), validated; errors name the rule and field."""
+def _routing_config(routing: str | None, name: str) -> RoutingConfig | None:
+    """A rule file's YAML text, validated; errors name the file (``name``), rule and field."""
     if routing is None:
         return None
-    is_path = isinstance(routing, Path) or (
-        "\n" not in routing and routing.strip().endswith((".yaml", ".yml"))
-    )
+    if not isinstance(routing, str):  # a path is the caller's to read (the CLI does)
+        raise InvalidArgument("routing must be the rule file's YAML text", field="routing")
     try:
-        if is_path:
-            path = Path(routing)
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise RoutingConfigError(str(path), [f"cannot read: {exc}"]) from None
-            return load_config(text, source=str(path))
-        return load_config(str(routing))
+        return load_config(routing, source=name)
     except RoutingConfigError as exc:
         raise InvalidArgument(
             f"invalid routing rules: {exc}", field="routing", errors=exc.errors
