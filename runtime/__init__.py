@@ -1,7 +1,8 @@
 """The composition root: settings → engine, authorizer, clock, backlog sources → ``MemoryService``.
 
 Entrypoints (CLI, MCP, servers, smoke) call ``build_app`` once per process; nothing is created
-at import time.
+at import time. The storage adapter is reached only through here: the CLI's schema check uses
+:func:`database_revision` and :data:`SCHEMA_REVISION` as this package re-exports them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from service.index_ops import IndexMaintainer
 from service.semantic_recall import SemanticRecall
 from service.settings import Settings
 from storage.db import SqlAlchemyUnitOfWork, make_engine
+from storage.revision import SCHEMA_REVISION, database_revision
+
+__all__ = ["SCHEMA_REVISION", "App", "build_app", "database_revision"]
 
 
 @dataclass
