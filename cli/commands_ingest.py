@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from cli import output
-from cli.inputs import read_bytes
+from cli.inputs import read_bytes, read_text_file
 from cli.options import JsonFlag, Repo
 from cli.session import session
 
@@ -29,6 +29,7 @@ RoutingFile = Annotated[
         show_default=False,
     ),
 ]
+DEFAULT_ROUTING_NAME = "routing.yaml"
 _PHASES = {"reading": "reading files", "writing": "writing elements", "linking": "linking"}
 
 
@@ -80,6 +81,7 @@ def ingest_backlog(
     mistyped --glob or --ref does that); --dry-run shows what a run would do.
     """
     s = session(ctx, json_)
+    rules, rules_name = _routing_rules(routing)
     with output.progress_bar(not s.json and sys.stdout.isatty(), _PHASES) as progress:
         report = s.service.ingest_backlog(
             s.caller,
@@ -87,7 +89,8 @@ def ingest_backlog(
             repo,
             glob=glob,
             ref=ref,
-            routing=routing,
+            routing=rules,
+            routing_name=rules_name,
             progress=progress,
             cache_dir=s.home / "sources",
             full_scan=full_scan,
@@ -210,10 +213,20 @@ def routing_explain(
     """Show which routing rule decides FILE and why, rule by rule (nothing is stored)."""
     s = session(ctx, json_)
     data, _ = read_bytes(file, "file")
+    rules, rules_name = _routing_rules(routing)
     s.emit(
-        s.service.routing_explain(None, routing, path or file, data, repo=repo),
+        s.service.routing_explain(
+            None, rules, path or file, data, repo=repo, routing_name=rules_name
+        ),
         _show_explanation,
     )
+
+
+def _routing_rules(file: Path | None) -> tuple[str | None, str]:
+    """The rule file's text (the service parses and validates it) and its name for errors."""
+    if file is None:
+        return None, DEFAULT_ROUTING_NAME
+    return read_text_file(file, "routing file"), str(file)
 
 
 def _show_explanation(r: dict[str, Any]) -> None:

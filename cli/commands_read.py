@@ -12,14 +12,13 @@ from typing import Annotated, Any
 import typer
 
 from cli import output
+from cli.errors import EXIT_CITATIONS_INVALID
 from cli.inputs import decode_utf8, parse_instant, read_bytes
 from cli.options import AsOf, JsonFlag
 from cli.session import CliState, session
 from domain.errors import InvalidArgument
 
 PANEL = "Reading"
-EXIT_CITATIONS_INVALID = 10
-"""``verify-citations`` found a citation that was not in the context."""
 
 Scope = Annotated[
     str,

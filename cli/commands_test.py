@@ -12,11 +12,11 @@ from typing import Annotated, Any
 import typer
 
 from cli import output
+from cli.errors import EXIT_SMOKE_FAILED
 from cli.options import JsonFlag
 from cli.session import session
 
 PANEL = "Operations"
-EXIT_SMOKE_FAILED = 11
 
 HELP = (
     "Run the reference scenario (product.md §9) end to end; exit 11 naming the first broken "

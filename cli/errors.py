@@ -32,7 +32,13 @@ class Unavailable(AmeideError):
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
+# Verdicts a command still prints in full, then signals with its own exit code:
 EXIT_AUDIT_CHAIN_BROKEN = 9
+"""``audit verify`` found tampering (``AUDIT_CHAIN_BROKEN``)."""
+EXIT_CITATIONS_INVALID = 10
+"""``verify-citations`` found a citation that was not in the context."""
+EXIT_SMOKE_FAILED = 11
+"""``ameide test``: a step of the reference scenario broke (``SMOKE_FAILED``)."""
 
 EXIT_CODES: dict[type[AmeideError], int] = {
     InvalidArgument: 2,  # also bad command-line usage

@@ -22,8 +22,17 @@ def read_bytes(path: str, what: str) -> tuple[bytes, str]:
     """The bytes of ``path`` (``-`` = stdin) and a name for messages."""
     if path == STDIN:
         return sys.stdin.buffer.read(), "stdin"
+    return _read_file(path, what), path
+
+
+def read_text_file(path: Path, what: str) -> str:
+    """A UTF-8 file's text (never stdin: ``-`` names a file here)."""
+    return decode_utf8(_read_file(str(path), what), str(path), what)
+
+
+def _read_file(path: str, what: str) -> bytes:
     try:
-        return Path(path).read_bytes(), path
+        return Path(path).read_bytes()
     except FileNotFoundError:
         raise InvalidArgument(f"{what} {path} does not exist", field=what, path=path) from None
     except IsADirectoryError:

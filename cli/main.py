@@ -102,7 +102,7 @@ app = typer.Typer(
     name="ameide",
     help="Ameide Memory: a governed, versioned knowledge repository for AI agents.\n\n"
     "Agents propose, curators accept or reject, publishers promote baselines, auditors replay "
-    "any past state. Every command takes --json for scripts.",
+    "any past state. Every command that prints a result takes --json for scripts.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,

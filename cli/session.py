@@ -149,7 +149,7 @@ def session(ctx: typer.Context, json_: bool = False) -> CliState:
 
 def ensure_initialised(settings: Settings) -> None:
     """Fail with one clear line unless the database exists and is at the schema head."""
-    from storage.revision import database_revision
+    from runtime import database_revision
 
     url = settings.resolved_database_url
     db_file = sqlite_file(url)
@@ -189,6 +189,6 @@ def redact(url: str) -> str:
 
 def schema_head() -> str:
     """The schema revision this version of the code needs."""
-    from storage.revision import SCHEMA_REVISION
+    from runtime import SCHEMA_REVISION
 
     return SCHEMA_REVISION

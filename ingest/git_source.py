@@ -17,20 +17,21 @@ from urllib.parse import urlsplit, urlunsplit
 import git
 
 from ingest.paths import glob_match
-from ingest.source import BlobTooLargeError, ChangeKind, FileChange, TreeEntry
+from ingest.source import (
+    BlobTooLargeError,
+    ChangeKind,
+    FileChange,
+    SourceError,
+    TreeEntry,
+    is_git_url,
+)
 
-_SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")
 _HEX_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _BAD_REF = re.compile(r"[\x00-\x20\x7f]")
 
 
-class GitSourceError(Exception):
+class GitSourceError(SourceError):
     """The source cannot be opened, a ref does not resolve, or git failed."""
-
-
-def is_git_url(source: str) -> bool:
-    """Whether ``source`` is a URL to clone (``scheme://…`` or scp-like ``user@host:path``)."""
-    return "://" in source or bool(_SCP_LIKE.match(source))
 
 
 def public_source_name(source: str) -> str:

@@ -1,17 +1,31 @@
 """What the ingest planner needs from a backlog source, independent of git itself.
 
 ``GitBacklogSource`` (in ``ingest.git_source``) implements :class:`BacklogSource`; unit tests use an
-in-memory fake. Nothing here imports GitPython.
+in-memory fake. The service opens sources through a :class:`BacklogSourceFactory` that the
+composition root hands it, so it never imports GitPython. Nothing here imports GitPython.
 """
 
 from __future__ import annotations
 
+import re
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Protocol
 
 MODE_SYMLINK = 0o120000
 MODE_GITLINK = 0o160000  # a submodule: a commit of another repository, not a file
+_SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")
+
+
+class SourceError(Exception):
+    """The source cannot be opened, a ref does not resolve, or reading it failed."""
+
+
+def is_git_url(source: str) -> bool:
+    """Whether ``source`` is a URL to clone (``scheme://…`` or scp-like ``user@host:path``)."""
+    return "://" in source or bool(_SCP_LIKE.match(source))
 
 
 @dataclass(frozen=True)
@@ -103,3 +117,12 @@ class BacklogSource(Protocol):
     def read_blob(self, blob_sha: str, max_bytes: int) -> bytes:
         """The blob's bytes; raises :class:`BlobTooLargeError` rather than read past the cap."""
         ...
+
+
+class BacklogSourceFactory(Protocol):
+    """Opens a backlog source by name (a path or URL); URL sources are cloned under
+    ``cache_dir``. Raises :class:`SourceError`; the source is closed when its context exits."""
+
+    def __call__(
+        self, source: str, *, cache_dir: Path | None = None
+    ) -> AbstractContextManager[BacklogSource]: ...

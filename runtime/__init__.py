@@ -1,7 +1,8 @@
-"""The composition root: settings → engine, authorizer, clock → ``MemoryService``.
+"""The composition root: settings → engine, authorizer, clock, backlog sources → ``MemoryService``.
 
 Entrypoints (CLI, MCP, servers, smoke) call ``build_app`` once per process; nothing is created
-at import time.
+at import time. The storage adapter is reached only through here: the CLI's schema check uses
+:func:`database_revision` and :data:`SCHEMA_REVISION` as this package re-exports them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from domain.errors import InvalidArgument
+from ingest.git_source import GitBacklogSource
 from projection.keyword_index import KeywordIndex
 from projection.whoosh import WhooshKeywordIndex
 from runtime.compose import compose
@@ -24,6 +26,9 @@ from service.read_pipeline import ReadPipeline
 from service.semantic_recall import SemanticRecall
 from service.settings import Settings
 from storage.db import SqlAlchemyUnitOfWork, make_engine
+from storage.revision import SCHEMA_REVISION, database_revision
+
+__all__ = ["SCHEMA_REVISION", "App", "build_app", "database_revision"]
 
 if TYPE_CHECKING:
     from service import ports
@@ -61,7 +66,8 @@ class App:
 
 
 def build_app(settings: Settings, *, migrate: bool = False, background: bool = True) -> App:
-    """Wire storage, authorization and the clock into a service (no work at import time).
+    """Wire storage, authorization, the clock and the git backlog source into a service (no
+    work at import time).
 
     ``background``: build semantic recall's vectors on a background thread after writes (long-
     lived processes: servers, MCP, benchmarks). A one-shot CLI command passes ``False``: it
@@ -96,7 +102,7 @@ def build_app(settings: Settings, *, migrate: bool = False, background: bool = T
 
     clock = Clock()
     ranking = _config_file(settings).get("ranking")
-    service, reads = compose(uow_factory, clock, indexer, semantic, ranking)
+    service, reads = compose(uow_factory, clock, indexer, semantic, ranking, GitBacklogSource.open)
     return App(settings, engine, service, clock, uow_factory, indexer, semantic, reads)
 
 

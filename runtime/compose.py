@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ingest.source import BacklogSourceFactory
 from projection.keyword_index import KeywordIndex
 from projection.ranking import RankingWeights
 from service.admin import Admin
@@ -47,6 +48,7 @@ def compose(
     indexer: IndexMaintainer[KeywordIndex] | None = None,
     semantic: SemanticRecall | None = None,
     ranking: RankingWeights | Mapping[str, object] | None = None,
+    backlog_sources: BacklogSourceFactory | None = None,
 ) -> tuple[MemoryService, ReadPipeline]:
     """The service, and its read pipeline (for benchmarks and tests that run reads bare)."""
     k = Kernel(uow, Gate(Authorizer()), AuditTrail(clock), clock)
@@ -67,6 +69,6 @@ def compose(
         erasure=Erasure(k),
         reading=Reading(k, pipeline),
         evaluation=Evaluation(k, pipeline),
-        ingest=Ingest(k, FileMirror(k, writer), LinkMirror(k, writer)),
+        ingest=Ingest(k, FileMirror(k, writer), LinkMirror(k, writer), backlog_sources),
     )
     return MemoryService(parts), pipeline

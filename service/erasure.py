@@ -30,7 +30,7 @@ from domain.errors import LegalHoldActive
 from domain.model import ElementVersion
 from domain.permissions import Action
 from domain.values import MAX_RATIONALE_CHARS, validate_text
-from ingest.git_source import is_git_url
+from ingest.source import is_git_url
 from service.authz import Caller
 from service.core import UnitOfWork, existing
 from service.erasure_reach import reach

@@ -20,6 +20,8 @@ compares with what is stored and converges.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +29,13 @@ from domain.errors import FailedPrecondition, InvalidArgument, NotFound, Permiss
 from domain.permissions import Action
 from domain.values import Classification
 from ingest.explain import explain_routing
-from ingest.git_source import GitBacklogSource, GitSourceError
 from ingest.links import mirrored_after, resolve_links, resolve_statements
 from ingest.plan import PlanOptions, build_plan
 from ingest.plan_model import ActionKind, FileAction, IngestPlan
 from ingest.routing import RepositoryKey, RoutingConfigError, load_config
 from ingest.routing_model import RoutingConfig
 from ingest.run_report import RunTally
+from ingest.source import BacklogSource, BacklogSourceFactory, SourceError
 from ingest.state import MirrorState
 from service.authz import Caller
 from service.classification import above_clearance
@@ -50,12 +52,21 @@ MAX_SOURCE_CHARS = 500  # ingest_sources.source_repo
 class Ingest:
     """Mirror markdown backlogs in as evidence."""
 
-    # -- the run -------------------------------------------------------------------------
-
-    def __init__(self, k: Kernel, files: FileMirror, links: LinkMirror) -> None:
+    def __init__(
+        self,
+        k: Kernel,
+        files: FileMirror,
+        links: LinkMirror,
+        backlog_sources: BacklogSourceFactory | None = None,
+    ) -> None:
         self.k = k
         self.files = files
         self.links = links
+        # Opens the backlog a run names (``runtime`` passes the git one); the service never
+        # imports a source technology itself. Without it, ``ingest_backlog`` is unavailable.
+        self.backlog_sources = backlog_sources
+
+    # -- the run -------------------------------------------------------------------------
 
     def ingest_backlog(
         self,
@@ -65,7 +76,8 @@ class Ingest:
         *,
         glob: str = "**/*.md",
         ref: str = "main",
-        routing: str | Path | None = None,
+        routing: str | None = None,
+        routing_name: str = "routing.yaml",
         progress: Progress | None = None,
         cache_dir: Path | None = None,
         full_scan: bool = False,
@@ -74,8 +86,9 @@ class Ingest:
     ) -> dict[str, Any]:
         """Mirror the markdown files of ``source`` at ``ref`` into ``repo``; returns the report.
 
-        ``routing`` is a rule file's path or its YAML text. ``full_scan`` re-reads every file
-        instead of the diff since the last run (it also retires what disappeared meanwhile).
+        ``routing`` is a rule file's YAML text (the caller reads the file; ``routing_name`` names
+        it in errors). ``full_scan`` re-reads every file instead of the diff since the last run
+        (it also retires what disappeared meanwhile).
         ``dry_run`` plans and reports without writing anything. A run that would retire more
         than :data:`MASS_RETIRE_SHARE` of the mirror (at least :data:`MASS_RETIRE_MIN` files) is
         refused unless ``allow_mass_retire`` — a mistyped ``--glob`` or ``--ref`` does that.
@@ -83,10 +96,10 @@ class Ingest:
         started = time.perf_counter()
         key = repo_key(repo)
         glob = _valid_glob(glob)
-        config = _routing_config(routing)
+        config = _routing_config(routing, routing_name)
         with self.k.uow(readonly=True) as uow:
             self.k.gate.repository(uow, caller, key, Action.INGEST)
-        with _open_source(source, cache_dir) as src:
+        with _open_source(self.backlog_sources, source, cache_dir) as src:
             if len(src.source_repo) > MAX_SOURCE_CHARS:
                 raise InvalidArgument(f"source name is longer than {MAX_SOURCE_CHARS} characters")
             with self.k.uow(readonly=True) as uow:
@@ -100,12 +113,8 @@ class Ingest:
             _refuse_mass_retirement(run, state)
         if dry_run:
             return _dry_run_report(run, ref, glob, time.perf_counter() - started)
-        mark = time.perf_counter()
-        self.files.apply(run)
-        timings["write_s"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        self.links.apply(run)
-        timings["link_s"] = time.perf_counter() - mark
+        timings["write_s"] = _timed(lambda: self.files.apply(run))
+        timings["link_s"] = _timed(lambda: self.links.apply(run))
         noop = (
             run.tally.writes == 0 and record is not None and record["last_commit"] == plan.to_commit
         )
@@ -237,18 +246,21 @@ class Ingest:
     def routing_explain(
         self,
         caller: Caller | None,
-        routing: str | Path | None,
+        routing: str | None,
         path: str,
         data: bytes,
         *,
         repo: str | None = None,
+        routing_name: str = "routing.yaml",
     ) -> dict[str, Any]:
-        """Which routing rule decides a file, and why, rule by rule (reads no stored state)."""
+        """Which routing rule decides a file, and why, rule by rule (reads no stored state).
+
+        ``routing`` is the rule file's YAML text, as for :meth:`ingest_backlog`."""
         if caller is not None:
             self.k.gate.check_caller(caller)
         key = repo_key(repo) if repo else None
         return explain_routing(
-            _routing_config(routing) or RoutingConfig(),
+            _routing_config(routing, routing_name) or RoutingConfig(),
             path,
             data,
             repository=RepositoryKey.parse(key) if key else None,
@@ -270,6 +282,13 @@ _PLANNED = {
     ActionKind.RENAMED: "renamed",
     ActionKind.DELETED: "retired",
 }
+
+
+def _timed(step: Callable[[], None]) -> float:
+    """Seconds ``step`` took."""
+    mark = time.perf_counter()
+    step()
+    return time.perf_counter() - mark
 
 
 def _refuse_mass_retirement(run: IngestRun, state: MirrorState) -> None:
@@ -300,17 +319,21 @@ def _dry_run_report(run: IngestRun, ref: str, glob: str, duration_s: float) -> d
     return report
 
 
-def _open_source(source: str, cache_dir: Path | None) -> GitBacklogSource:
+def _open_source(
+    open_source: BacklogSourceFactory | None, source: str, cache_dir: Path | None
+) -> AbstractContextManager[BacklogSource]:
     if not isinstance(source, str) or not source.strip():
         raise InvalidArgument("source is required: a git repository path or URL", field="source")
+    if open_source is None:
+        raise RuntimeError("this service was built without a backlog source factory")
     try:
-        return GitBacklogSource.open(source, cache_dir=cache_dir)
-    except GitSourceError as exc:
+        return open_source(source, cache_dir=cache_dir)
+    except SourceError as exc:
         raise InvalidArgument(str(exc), field="source") from None
 
 
 def _plan(
-    src: GitBacklogSource,
+    src: BacklogSource,
     key: str,
     state: MirrorState,
     ref: str,
@@ -332,7 +355,7 @@ def _plan(
             locate=state.locate,
             progress=tick,
         )
-    except GitSourceError as exc:
+    except SourceError as exc:
         raise InvalidArgument(str(exc), field="ref") from None
 
 
@@ -344,22 +367,14 @@ def _valid_glob(glob: str) -> str:
     return glob.strip()
 
 
-def _routing_config(routing: str | Path | None) -> RoutingConfig | None:
-    """A rule file (a path, or YAML text), validated; errors name the rule and field."""
+def _routing_config(routing: str | None, name: str) -> RoutingConfig | None:
+    """A rule file's YAML text, validated; errors name the file (``name``), rule and field."""
     if routing is None:
         return None
-    is_path = isinstance(routing, Path) or (
-        "\n" not in routing and routing.strip().endswith((".yaml", ".yml"))
-    )
+    if not isinstance(routing, str):  # a path is the caller's to read (the CLI does)
+        raise InvalidArgument("routing must be the rule file's YAML text", field="routing")
     try:
-        if is_path:
-            path = Path(routing)
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise RoutingConfigError(str(path), [f"cannot read: {exc}"]) from None
-            return load_config(text, source=str(path))
-        return load_config(str(routing))
+        return load_config(routing, source=name)
     except RoutingConfigError as exc:
         raise InvalidArgument(
             f"invalid routing rules: {exc}", field="routing", errors=exc.errors

@@ -193,10 +193,9 @@ def _lowered_by_routing(c: Corpus) -> None:
     src = Path(tempfile.mkdtemp(prefix="trim-src-"))
     git = ["git", "-C", str(src), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
     subprocess.run(["git", "init", "-q", "-b", "main", str(src)], check=True)
-    rules = {}
-    for level in ("restricted", "public"):
-        rules[level] = src.parent / f"{src.name}-{level}.yaml"
-        rules[level].write_text(f"defaults: {{classification: {level}}}\n", "utf-8")
+    rules = {
+        level: f"defaults: {{classification: {level}}}\n" for level in ("restricted", "public")
+    }
     (src / "plan.md").write_text(_body("Plan", "loweredq", 90), "utf-8")
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "plan"], check=True)

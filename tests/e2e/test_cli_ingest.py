@@ -108,6 +108,18 @@ def test_a_malformed_routing_file_is_refused_naming_the_rule(repo, backlog, tmp_
     assert repo.cli.snapshot() == before
 
 
+def test_the_cli_reads_the_routing_file_and_errors_name_it(repo, backlog, tmp_path):
+    missing = tmp_path / "nope.yaml"
+    unread = ingest(repo, backlog, "--routing", str(missing))
+    assert unread.exit_code == 2
+    assert f"routing file {missing} does not exist" in unread.stderr
+    broken = tmp_path / "team.yml"
+    broken.write_text("rules: [\n")
+    invalid = ingest(repo, backlog, "--routing", str(broken))
+    assert invalid.exit_code == 2
+    assert f"invalid routing rules: {broken}: not valid YAML" in invalid.stderr
+
+
 def test_routing_explain_shows_which_rule_matched_and_why(repo, backlog, tmp_path):
     rules = tmp_path / "routing.yaml"
     rules.write_text(ROUTING)

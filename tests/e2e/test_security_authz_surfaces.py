@@ -96,10 +96,9 @@ def test_a_version_written_restricted_stays_restricted_after_routing_lowers_it(
     git = GitRepo(tmp_path / "backlog")
     git.write("plan.md", "# Plan\n\nsecret acquisition plan\n")
     git.commit("plan")
-    rules = {}
-    for level in ("restricted", "public"):
-        rules[level] = tmp_path / f"{level}.yaml"
-        rules[level].write_text(f"defaults: {{classification: {level}}}\n", "utf-8")
+    rules = {
+        level: f"defaults: {{classification: {level}}}\n" for level in ("restricted", "public")
+    }
     svc.ingest_backlog(ingestor, str(git.root), world.repo, routing=rules["restricted"])
     el = element_id_for(world.repo, str(git.root.resolve()), "plan.md")
     v1 = svc.get_element(world.admin, el)["version"]["version_id"]

@@ -45,7 +45,8 @@ def setup(sqlite_app: App, tmp_path: Path) -> tuple[World, GitRepo, Caller, Call
 
 
 def run(w: World, git: GitRepo, who: Caller, routing_file: Path, **kw: Any) -> dict[str, Any]:
-    return w.svc.ingest_backlog(who, str(git.root), w.repo, routing=routing_file, **kw)
+    rules = routing_file.read_text("utf-8")  # the service takes the rule file's text
+    return w.svc.ingest_backlog(who, str(git.root), w.repo, routing=rules, **kw)
 
 
 def test_lowering_by_routing_never_exposes_earlier_versions(setup, tmp_path: Path) -> None:

@@ -167,10 +167,9 @@ def test_a_file_whose_edit_routes_it_elsewhere_moves_to_a_new_element(routed):
     assert new["element"]["retired_at"] is None
 
 
-def test_a_malformed_rule_file_is_refused_with_an_error_naming_the_rule(routed, tmp_path):
+def test_a_malformed_rule_file_is_refused_with_an_error_naming_the_rule(routed):
     commit_backlog(routed.git)
-    rules = tmp_path / "routing.yaml"
-    rules.write_text(
+    rules = (
         "rules:\n  - name: fine\n    actions: {policy: store}\n"
         "  - name: broken\n    match: {all: [{field: signals.word_count, gte: many}]}\n"
         "    actions: {policy: store}\n"
