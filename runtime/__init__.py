@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -122,11 +123,15 @@ def _semantic_recall(settings: Settings, plain_uow: Any) -> SemanticRecall | Non
         return None
     from projection.semantic.vectors import VectorIndex
 
+    stopping = threading.Event()  # set by SemanticRecall.close, seen by the index it opens
+
     def open_vectors() -> VectorIndex:
-        return VectorIndex(settings.vectors_dir, encoder.MiniLMEncoder, encoder.MODEL_NAME)
+        return VectorIndex(
+            settings.vectors_dir, encoder.MiniLMEncoder, encoder.MODEL_NAME, stopping=stopping
+        )
 
     maintainer = IndexMaintainer(plain_uow, open_vectors, label="embedding index", chunk_rows=False)
-    return SemanticRecall(maintainer, encoder.MODEL_NAME)
+    return SemanticRecall(maintainer, encoder.MODEL_NAME, stopping)
 
 
 def _private_home(home: Path, url: str) -> None:

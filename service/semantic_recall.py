@@ -10,6 +10,7 @@ says so.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -17,14 +18,25 @@ from projection.semantic.vectors import SemanticHit, VectorIndex
 from service.background import BackgroundUpkeep
 from service.index_ops import IndexMaintainer
 
+STOP_TIMEOUT = 120.0
+"""Seconds ``close`` waits for the embedding batch in progress to finish."""
+
 
 class SemanticRecall:
     """The embedding index behind the read pipeline (see the module docstring)."""
 
-    def __init__(self, maintainer: IndexMaintainer[VectorIndex], model: str) -> None:
+    def __init__(
+        self,
+        maintainer: IndexMaintainer[VectorIndex],
+        model: str,
+        stopping: threading.Event | None = None,
+    ) -> None:
         self.maintainer = maintainer
         self.model = model
         self.upkeep = BackgroundUpkeep(maintainer)
+        # shared with the index the maintainer opens (``runtime`` passes it to both), so a close
+        # that comes before the index is open still stops the embedding that opens it
+        self.stopping = stopping or threading.Event()
 
     def poke(self) -> None:
         """After a commit: embed what changed, in the background."""
@@ -52,9 +64,12 @@ class SemanticRecall:
         return {**self.maintainer.status(), "model": self.model, "building": self.upkeep.busy}
 
     def close(self) -> None:
-        """Stop embedding between two batches (what was embedded stays cached), then close."""
+        """Stop embedding between two batches (what was embedded stays cached), then close.
+
+        Waits for the batch in progress: a batch of the model on a busy machine takes seconds."""
+        self.stopping.set()
         index = self.maintainer.opened
         if index is not None:
             index.stopping.set()
-        self.upkeep.close()
+        self.upkeep.close(timeout=STOP_TIMEOUT)
         self.maintainer.close()

@@ -90,6 +90,7 @@ class VectorIndex:
         encoder: Callable[[], Encoder],
         model: str,
         progress: Callable[[int, int], None] | None = None,
+        stopping: threading.Event | None = None,
     ) -> None:
         import numpy as np
 
@@ -105,7 +106,9 @@ class VectorIndex:
         self.path.chmod(0o600)
         self._db.execute("PRAGMA journal_mode=WAL")
         self.model = model
-        self.stopping = threading.Event()  # set at shutdown: embedding stops between batches
+        # set at shutdown (by whoever owns the event, even before this index was opened):
+        # embedding stops between batches
+        self.stopping = stopping or threading.Event()
         # a read that widens its window searches again with the same question: embed it once
         self._query_vector = functools.lru_cache(maxsize=128)(self._encode_query)
         self._started_empty = self._ensure_schema()
