@@ -72,7 +72,8 @@ class FakeStore:
 
     def __init__(self, state: FakeState, before_cas: Callable[[FakeState, str], None] | None):
         self.state = state
-        self._before_cas = before_cas  # a test's "concurrent writer", run before each head CAS
+        self._before_cas = before_cas  # a test's "concurrent writer", run before each CAS
+        # (of a head: with the element id; of the published pointer: with the repository key)
 
     def __getattr__(self, name: str) -> Any:
         raise NotImplementedError(f"FakeStore.{name} is not implemented (see tests/fakes.py)")
@@ -260,6 +261,8 @@ class FakeStore:
         return self.state.pointers[repo_key]
 
     def move_pointer(self, repo_key: str, expected_revision: int, to: str, at: datetime) -> bool:
+        if self._before_cas is not None:
+            self._before_cas(self.state, repo_key)
         if self.state.pointers[repo_key][1] != expected_revision:
             return False
         self.state.pointers[repo_key] = (to, expected_revision + 1)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from domain.errors import StaleProposal
+from domain.errors import Conflict, ProposalConflicted, StaleProposal
 from domain.model import ProposalStatus
 from runtime.compose import compose
 from service.app import MemoryService
@@ -93,3 +93,60 @@ def test_accepting_a_proposal_that_loses_the_race_for_the_head_is_refused_and_wr
     assert home.db.commits == committed
     assert home.db.state.elements[home.element_id].head_version_id == home.v1
     assert home.db.state.proposals[opened["proposal_id"]].status is ProposalStatus.OPEN
+
+
+def _propose(home: Home, body: str, summary: str) -> dict[str, object]:
+    return home.svc.propose(
+        AGENT,
+        REPO,
+        body=body,
+        summary=summary,
+        element_id=home.element_id,
+        target_version_id=home.v1,
+    )
+
+
+def test_rebasing_a_stale_proposal_over_a_conflicting_change_marks_the_conflict(home: Home) -> None:
+    first = _propose(home, "# Testing SOP\n\nRun phase 0, then phase 1.\n", "phase 1")
+    second = _propose(home, "# Testing SOP\n\nRun phase 0 twice.\n", "twice")
+    home.svc.accept(CURATOR, str(first["proposal_id"]))
+    assert home.svc.proposal_show(AGENT, str(second["proposal_id"]))["stale"] is True
+
+    rebased = home.svc.rebase(AGENT, str(second["proposal_id"]))
+
+    assert rebased["has_conflicts"] is True
+    assert rebased["rebased_from"] == second["proposal_id"]
+    assert "<<<<<<<" in str(rebased["body"])
+    old = home.db.state.proposals[str(second["proposal_id"])]
+    assert (old.status, old.rebased_to) == (ProposalStatus.REBASED, rebased["proposal_id"])
+    kinds = [e.event_type for e in home.db.events if e.proposal_id == second["proposal_id"]]
+    assert kinds[-1] == "proposal.rebased"
+    with pytest.raises(ProposalConflicted):
+        home.svc.accept(CURATOR, str(rebased["proposal_id"]))
+
+
+def test_a_promotion_that_loses_the_race_for_the_published_pointer_changes_nothing(
+    home: Home,
+) -> None:
+    publisher = Caller("user:publisher", purpose="publish")
+    home.svc.grant(ADMIN, publisher.principal_id, "publisher", REPO)
+    first = home.svc.create_baseline(publisher, REPO)["baseline_id"]
+    second = home.svc.create_baseline(publisher, REPO)["baseline_id"]
+    home.svc.promote(publisher, first, REPO)
+    committed = home.db.commits
+
+    def concurrent_promotion(state: FakeState, key: str) -> None:
+        if key == REPO:  # another publisher moved the pointer after this one read it
+            published, revision = state.pointers[key]
+            state.pointers[key] = (published, revision + 1)
+
+    home.db.before_cas = concurrent_promotion
+    with pytest.raises(Conflict, match="another promotion"):
+        home.svc.promote(publisher, second, REPO)
+    home.db.before_cas = None
+
+    assert home.db.commits == committed
+    assert home.db.state.pointers[REPO][0] == first
+    with pytest.raises(Conflict, match="not "):  # what the caller saw is no longer published
+        home.svc.promote(publisher, second, REPO, expected_baseline_id=second)
+    assert home.svc.promote(publisher, second, REPO, expected_baseline_id=first)["to"] == second
