@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from cli import output
+from cli import checkpoints, output
 from cli.errors import EXIT_AUDIT_CHAIN_BROKEN
 from cli.inputs import parse_instant
 from cli.options import JsonFlag, Repo
@@ -108,29 +109,43 @@ def access_log(
     )
 
 
+ChainRepo = Annotated[
+    str | None,
+    typer.Option("--repo", metavar="TENANT/ORG/REPO", help="The repository whose chain it is."),
+]
+GlobalChain = Annotated[
+    bool,
+    typer.Option("--global", help="The global chain instead (grants above repositories, tokens)."),
+]
+
+
+def _chain(repo: str | None, global_: bool) -> str | None:
+    if (repo is None) == (not global_):
+        raise InvalidArgument("give exactly one of --repo TENANT/ORG/REPO or --global")
+    return None if global_ else repo
+
+
 @audit_app.command("verify")
 def audit_verify(
     ctx: typer.Context,
-    repo: Annotated[
-        str | None,
+    repo: ChainRepo = None,
+    global_: GlobalChain = False,
+    checkpoint: Annotated[
+        Path | None,
         typer.Option(
-            "--repo", metavar="TENANT/ORG/REPO", help="The repository whose chain to check."
+            "--checkpoint",
+            metavar="FILE",
+            help="Also prove the chain still extends this checkpoint (from `audit checkpoint`): "
+            "catches even a consistent rewrite of the newest events and the head row.",
         ),
     ] = None,
-    global_: Annotated[
-        bool,
-        typer.Option(
-            "--global",
-            help="Check the global chain instead (grants above repositories, tokens).",
-        ),
-    ] = False,
     json_: JsonFlag = False,
 ) -> None:
     """Check a hash chain (a repository's, or --global); exits 9 naming the first broken event."""
     s = session(ctx, json_)
-    if (repo is None) == (not global_):
-        raise InvalidArgument("give exactly one of --repo TENANT/ORG/REPO or --global")
-    verdict = s.service.verify_audit(s.caller, None if global_ else repo)
+    chain = _chain(repo, global_)
+    kept = checkpoints.load(s.home, checkpoint) if checkpoint is not None else None
+    verdict = s.service.verify_audit(s.caller, chain, kept)
     s.emit(verdict, _show_verdict)
     if not verdict["ok"]:
         output.error(
@@ -142,9 +157,32 @@ def audit_verify(
         raise typer.Exit(EXIT_AUDIT_CHAIN_BROKEN)
 
 
+@audit_app.command("checkpoint")
+def audit_checkpoint(
+    ctx: typer.Context,
+    repo: ChainRepo = None,
+    global_: GlobalChain = False,
+    json_: JsonFlag = False,
+) -> None:
+    """Print the chain's length and head hash, signed with the home's key: keep it outside the
+    database (redirect --json to a file) and check it later with `audit verify --checkpoint`."""
+    s = session(ctx, json_)
+    taken = checkpoints.signed(s.home, s.service.audit_checkpoint(s.caller, _chain(repo, global_)))
+    s.emit(
+        taken,
+        lambda c: output.line(
+            f"checkpoint of {c['chain']}: {c['length']} events, head {c['head_hash']} "
+            f"({c['signature']}); save it with --json"
+        ),
+    )
+
+
 def _show_verdict(v: dict[str, Any]) -> None:
     if v["ok"]:
-        output.line(f"audit chain of {v['chain']} intact: {v['events_checked']} events")
+        extends = (
+            f", extends the checkpoint at {v['checkpoint']['length']}" if "checkpoint" in v else ""
+        )
+        output.line(f"audit chain of {v['chain']} intact: {v['events_checked']} events{extends}")
     else:
         output.line(
             f"audit chain of {v['chain']} BROKEN at event {v['first_broken_event_id']} "

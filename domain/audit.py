@@ -108,3 +108,39 @@ def verify_chain(events: list[AuditEvent], head: tuple[int, str] | None = None) 
             f"{recorded[0]}: events were deleted from the tail (or the head was altered)",
         )
     return ChainVerdict(True, len(events))
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A chain's length and head hash at one moment, kept outside the database: the chain must
+    still extend it later, so even a consistent rewrite of the tail and the head row shows."""
+
+    chain_key: str
+    length: int
+    head_hash: str
+
+
+def check_extends(events: list[AuditEvent], checkpoint: Checkpoint) -> ChainVerdict:
+    """Whether ``events`` (an intact chain, in order) still extend ``checkpoint``."""
+    if checkpoint.length == 0:
+        if checkpoint.head_hash != GENESIS_HASH:
+            return ChainVerdict(False, 0, None, "a checkpoint of an empty chain has another hash")
+        return ChainVerdict(True, len(events))
+    if len(events) < checkpoint.length:
+        return ChainVerdict(
+            False,
+            len(events),
+            None,
+            f"the chain has {len(events)} events but the checkpoint recorded "
+            f"{checkpoint.length}: events were deleted since it was taken",
+        )
+    at = events[checkpoint.length - 1]
+    if at.hash != checkpoint.head_hash:
+        return ChainVerdict(
+            False,
+            checkpoint.length - 1,
+            at.event_id,
+            f"the event at checkpoint position {checkpoint.length} no longer carries the "
+            "checkpoint's head hash: the chain was rewritten at or before it",
+        )
+    return ChainVerdict(True, len(events))

@@ -102,6 +102,7 @@ class MemoryService:
     # history and audit
     history = Op("history", History.history)
     verify_audit = Op("history", History.verify_audit)
+    audit_checkpoint = Op("history", History.audit_checkpoint)
     access_log = Op("history", History.access_log)
     erase_version = Op("erasure", Erasure.erase_version)
     # ingest

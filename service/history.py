@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from domain.audit import GENESIS_HASH, GLOBAL_CHAIN, verify_chain
-from domain.errors import InvalidArgument, NotFound, PermissionDenied
+from domain.audit import GENESIS_HASH, GLOBAL_CHAIN, Checkpoint, check_extends, verify_chain
+from domain.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from domain.permissions import Action
 from domain.values import validate_id, validate_instant, validate_principal
 from service.authz import Caller
-from service.core import repo_key
+from service.core import UnitOfWork, repo_key
 from service.event_trimming import EventTrimmer, Visibility
 from service.kernel import Kernel
 from service.views import iso
@@ -74,30 +74,71 @@ class History:
         # The newest ``limit`` events, still oldest first, so a bounded view shows recent work.
         return views[-limit:]
 
-    def verify_audit(self, caller: Caller, repo: str | None) -> dict[str, Any]:
+    def verify_audit(
+        self, caller: Caller, repo: str | None, checkpoint: Checkpoint | None = None
+    ) -> dict[str, Any]:
         """Check a repository's hash chain — or, with ``repo=None``, the global chain (grants on
-        organizations, tenants and everything; tokens) — and name the first broken event."""
+        organizations, tenants and everything; tokens) — and name the first broken event.
+
+        With a ``checkpoint`` (from :meth:`audit_checkpoint`, kept outside the database) the
+        chain must also still extend it: a consistent rewrite of the tail fails here."""
         with self.k.uow(readonly=True) as uow:
-            if repo is None:
-                key = GLOBAL_CHAIN
-                perm = self.k.gate.permission(uow, caller, GLOBAL_CHAIN)
-                if not perm.any:
-                    raise NotFound("the global audit chain is not visible to you")
-            else:
-                key = repo_key(repo)
-                perm = self.k.gate.repository(uow, caller, key, Action.READ)
-            if not (perm.can(Action.AUDIT) or perm.can(Action.ADMIN)):
-                raise PermissionDenied(f"{caller.principal_id} may not verify the audit log")
+            key = self._auditable_chain(uow, caller, repo)
             head = uow.store.audit_chain_head(key) or (0, GENESIS_HASH)
-            verdict = verify_chain(uow.store.audit_events(key), head)
+            events = uow.store.audit_events(key)
+        verdict = verify_chain(events, head)
+        out: dict[str, Any] = {"repository_id": None if repo is None else key, "chain": key}
+        if checkpoint is not None:
+            if checkpoint.chain_key != key:
+                raise InvalidArgument(
+                    f"the checkpoint is of chain {checkpoint.chain_key}, not {key}",
+                    field="checkpoint",
+                )
+            if verdict.ok:
+                verdict = check_extends(events, checkpoint)
+            out["checkpoint"] = {"length": checkpoint.length, "head_hash": checkpoint.head_hash}
         return {
-            "repository_id": None if repo is None else key,
-            "chain": key,
+            **out,
             "ok": verdict.ok,
             "events_checked": verdict.events_checked,
             "first_broken_event_id": verdict.first_broken_event_id,
             "reason": verdict.reason,
         }
+
+    def audit_checkpoint(self, caller: Caller, repo: str | None) -> dict[str, Any]:
+        """The chain's length and head hash now, to keep outside the database and verify against
+        later; refused while the chain does not verify."""
+        with self.k.uow(readonly=True) as uow:
+            key = self._auditable_chain(uow, caller, repo)
+            head = uow.store.audit_chain_head(key) or (0, GENESIS_HASH)
+            events = uow.store.audit_events(key)
+        verdict = verify_chain(events, head)
+        if not verdict.ok:
+            raise FailedPrecondition(
+                f"the audit chain of {key} does not verify ({verdict.reason}); "
+                "a checkpoint of it would vouch for the damage"
+            )
+        return {
+            "repository_id": None if repo is None else key,
+            "chain": key,
+            "length": head[0],
+            "head_hash": head[1],
+            "taken_at": iso(self.k.clock.now()),
+        }
+
+    def _auditable_chain(self, uow: UnitOfWork, caller: Caller, repo: str | None) -> str:
+        """The chain key of ``repo`` (or the global chain), for an auditor or admin."""
+        if repo is None:
+            key = GLOBAL_CHAIN
+            perm = self.k.gate.permission(uow, caller, GLOBAL_CHAIN)
+            if not perm.any:
+                raise NotFound("the global audit chain is not visible to you")
+        else:
+            key = repo_key(repo)
+            perm = self.k.gate.repository(uow, caller, key, Action.READ)
+        if not (perm.can(Action.AUDIT) or perm.can(Action.ADMIN)):
+            raise PermissionDenied(f"{caller.principal_id} may not verify the audit log")
+        return key
 
     def access_log(self, caller: Caller, repo: str, limit: int = 1000) -> list[dict[str, Any]]:
         """Who read what, on behalf of whom and why (auditors)."""

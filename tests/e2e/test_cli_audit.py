@@ -82,3 +82,82 @@ def test_erasure_keeps_the_version_but_replaces_its_content(repo):
     assert "555-0100" not in json.dumps(shown)
     human = cli("element", "show", element, as_=repo.curator)
     assert "erased" in human.stdout
+
+
+def test_a_signed_checkpoint_kept_outside_the_database_catches_a_rewritten_tail(repo, tmp_path):
+    cli = repo.cli
+    repo.canonical()
+    saved = tmp_path / "checkpoint.json"
+    taken = cli("audit", "checkpoint", "--repo", repo.key, "--json", as_=repo.auditor)
+    assert taken.exit_code == 0, taken.stderr
+    saved.write_text(taken.stdout)
+    doc = json.loads(taken.stdout)
+    assert doc["chain"] == repo.key
+    assert doc["signature"].startswith("hmac-sha256:")
+    assert (cli.home / "audit-checkpoint.key").stat().st_mode & 0o777 == 0o600
+    human = cli("audit", "checkpoint", "--repo", repo.key, as_=repo.auditor)
+    assert f"checkpoint of {repo.key}: {doc['length']} events, head" in human.stdout
+
+    intact = cli(
+        "audit", "verify", "--repo", repo.key, "--checkpoint", str(saved), as_=repo.auditor
+    )
+    assert intact.exit_code == 0, intact.stderr
+    assert f"extends the checkpoint at {doc['length']}" in intact.stdout
+
+    # rewrite the newest event and the head row consistently: only the checkpoint notices
+    with sqlite3.connect(cli.db) as conn:
+        seq, prev, event_id = conn.execute(
+            "SELECT chain_seq, prev_hash, event_id FROM audit_events WHERE chain_key = ? "
+            "ORDER BY chain_seq DESC LIMIT 1",
+            (repo.key,),
+        ).fetchone()
+        conn.execute("UPDATE audit_events SET purpose = 'nothing' WHERE event_id = ?", (event_id,))
+    from runtime import build_app
+    from service.settings import Settings
+
+    app = build_app(Settings(home=cli.home, semantic="off"))
+    try:
+        with app.uow(readonly=True) as uow:
+            forged = uow.store.audit_events(repo.key)[-1]
+    finally:
+        app.close()
+    new_hash = forged.compute_hash(seq, prev)
+    with sqlite3.connect(cli.db) as conn:
+        conn.execute("UPDATE audit_events SET hash = ? WHERE event_id = ?", (new_hash, event_id))
+        conn.execute(
+            "UPDATE audit_chain_heads SET last_hash = ? WHERE chain_key = ?", (new_hash, repo.key)
+        )
+    assert cli("audit", "verify", "--repo", repo.key, as_=repo.auditor).exit_code == 0
+    caught = cli(
+        "audit", "verify", "--repo", repo.key, "--checkpoint", str(saved), as_=repo.auditor
+    )
+    assert caught.exit_code == 9
+    assert f"broken at event {event_id}" in caught.stderr
+
+
+def test_an_edited_or_unsigned_checkpoint_is_refused(repo, tmp_path):
+    cli = repo.cli
+    repo.canonical()
+    saved = tmp_path / "checkpoint.json"
+    doc = json.loads(
+        cli("audit", "checkpoint", "--repo", repo.key, "--json", as_=repo.auditor).stdout
+    )
+    saved.write_text(json.dumps({**doc, "length": doc["length"] - 1}))
+    edited = cli(
+        "audit", "verify", "--repo", repo.key, "--checkpoint", str(saved), as_=repo.auditor
+    )
+    assert edited.exit_code == 2
+    assert "the signature does not match" in edited.stderr
+    saved.write_text("{}")
+    assert (
+        "lacks one of"
+        in cli(
+            "audit", "verify", "--repo", repo.key, "--checkpoint", str(saved), as_=repo.auditor
+        ).stderr
+    )
+    (cli.home / "audit-checkpoint.key").unlink()
+    saved.write_text(json.dumps(doc))
+    keyless = cli(
+        "audit", "verify", "--repo", repo.key, "--checkpoint", str(saved), as_=repo.auditor
+    )
+    assert "this home has no audit-checkpoint.key" in keyless.stderr
