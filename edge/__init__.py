@@ -8,6 +8,7 @@ only its transport's translation — an HTTP response, a ``grpc.StatusCode``, a 
                    the ``{"error": {code, message, details}}`` body, validation problems
     edge.callers   bearer token / local principal + roles, on-behalf-of, purpose → ``Caller``
     edge.network   ``is_loopback``, the guard against serving unauthenticated to the network
+    edge.reading   the read scope ``TENANT/ORG[/REPO]`` and the read defaults
 
 Rules the service needs as well (instants, grant scopes, how one validation problem reads) live
 in ``domain.values``, which this package re-uses.
