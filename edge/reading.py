@@ -1,8 +1,9 @@
 """Reading from a command line or a tool call: the scope text and the defaults of a read.
 
-The caps and defaults themselves are the service's (``service.read_request``, which applies
-them to every request); they are named here so an adapter that shows a default — a CLI option,
-an MCP input schema — shows the very value the service would use.
+The caps and defaults themselves are the service's (``service.read_limits``; the request model
+``service.read_request`` applies them to every request); they are named here so an adapter that
+shows a default — a CLI option, an MCP input schema — shows the very value the service would
+use, without loading the request model.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain.errors import InvalidArgument
-from service.read_request import (
+from service.read_limits import (
     DEFAULT_HOPS,
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_ITEMS,

@@ -1,6 +1,6 @@
 """Typed arguments of the MCP tools (their ``inputSchema``), written for a model to fill in.
 
-Limits and defaults come from the service (``service.read_request``, via ``edge.reading``), so
+Limits and defaults come from the service (``service.read_limits``, via ``edge.reading``), so
 the schema an agent sees and the checks the service makes agree. Unknown arguments are refused.
 """
 

@@ -21,14 +21,8 @@ from service.authz import Caller
 from service.core import UnitOfWork
 from service.eval_ops import EvalOps
 from service.event_trimming import Visibility, readable_items
-from service.read_request import (
-    DEFAULT_MAX_NODES,
-    DEFAULT_NEIGHBOURHOOD_HOPS,
-    MAX_HOPS,
-    MAX_NODES,
-    ReadRequest,
-    parse_request,
-)
+from service.read_limits import DEFAULT_MAX_NODES, DEFAULT_NEIGHBOURHOOD_HOPS, MAX_HOPS, MAX_NODES
+from service.read_request import ReadRequest, parse_request
 from service.read_selection import access_levels
 from service.views import element_view, iso, version_view
 

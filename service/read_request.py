@@ -17,20 +17,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from domain.errors import InvalidArgument
 from domain.values import describe_problem, parse_instant, require_zone
 from projection.selection import SELECTOR_KINDS
+from service.read_limits import (
+    DEFAULT_HOPS,
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_ITEMS,
+    DEFAULT_MAX_NODES,
+    MAX_CHARS,
+    MAX_HOPS,
+    MAX_IDS,
+    MAX_ITEMS,
+    MAX_NODES,
+    MAX_QUERY_CHARS,
+)
 
-MAX_ITEMS = 50
-MAX_CHARS = 100_000
-MAX_HOPS = 3
-MAX_NODES = 100
-MAX_QUERY_CHARS = 1_000
-MAX_IDS = 100
-DEFAULT_MAX_ITEMS = 8
-DEFAULT_MAX_CHARS = 6000
-DEFAULT_HOPS = 0
-DEFAULT_MAX_NODES = 20
-DEFAULT_NEIGHBOURHOOD_HOPS = 1
-"""Defaults of a read that leaves its budget or expansion out (``neighborhood`` walks at least
-one hop), named once for the service and for every surface that shows them."""
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 _UNPARSABLE = "unparsable instant {text!r}; use ISO-8601, e.g. 2026-01-01T00:00:00Z"
 
