@@ -3,16 +3,14 @@
 Service errors keep their taxonomy (``domain.errors``); the exit code of each class is the one
 table's (``edge.errors``: 2 invalid, 3 not found, 4 denied, 5 failed precondition, 6 conflict or
 already exists, 7 unauthenticated, 8 unavailable, 1 anything else). The few conditions only a
-command line meets (no database yet, database unreachable) are subclasses of the taxonomy, so
-the table maps them too.
+command line meets — no database yet (``NotInitialised``, here), database unreachable
+(``edge.errors.Unavailable``) — are subclasses of the taxonomy, so the table maps them too.
 """
 
 from __future__ import annotations
 
 from domain.errors import AmeideError, FailedPrecondition, InvalidArgument
-from edge.errors import INTERNAL, Unavailable, rule_for
-
-__all__ = ["NotInitialised", "Unavailable", "exit_code_for"]
+from edge.errors import INTERNAL, rule_for
 
 
 class NotInitialised(FailedPrecondition):

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from cli import output
-from cli.errors import NotInitialised, Unavailable
+from cli.errors import NotInitialised
 from domain.errors import InvalidArgument, Unauthenticated
-from edge.errors import one_line
+from edge.errors import Unavailable, one_line
 
 if TYPE_CHECKING:  # the stack behind the service is imported on first use: --help stays fast
     from runtime import App
