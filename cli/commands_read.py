@@ -17,6 +17,17 @@ from cli.inputs import decode_utf8, parse_instant, read_bytes
 from cli.options import AsOf, JsonFlag
 from cli.session import CliState, session
 from domain.errors import InvalidArgument
+from edge.reading import (
+    DEFAULT_HOPS,
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_ITEMS,
+    DEFAULT_MAX_NODES,
+    MAX_CHARS,
+    MAX_HOPS,
+    MAX_ITEMS,
+    MAX_NODES,
+    read_scope,
+)
 
 PANEL = "Reading"
 
@@ -45,12 +56,10 @@ def _service(s: CliState) -> Any:
     return s.service
 
 
-def _scope(text: str) -> dict[str, str]:
-    parts = text.strip().split("/")
-    if len(parts) not in (2, 3):
-        raise InvalidArgument(f"malformed --repo {text!r}: expected T/O/R or T/O", field="repo")
-    names = ("tenant_id", "organization_id", "repository_id")
-    return dict(zip(names, parts, strict=False))
+def _scope(text: str) -> dict[str, Any]:
+    return read_scope(
+        text, field="repo", malformed="malformed --repo {text!r}: expected T/O/R or T/O"
+    )
 
 
 def context(
@@ -77,16 +86,22 @@ def context(
     no_evidence: Annotated[
         bool, typer.Option("--no-evidence", help="Leave ingested evidence out.")
     ] = False,
-    hops: Annotated[int, typer.Option("--hops", help="Relationship hops to expand (0-3).")] = 0,
+    hops: Annotated[
+        int, typer.Option("--hops", help=f"Relationship hops to expand (0-{MAX_HOPS}).")
+    ] = DEFAULT_HOPS,
     rel_type: Annotated[
         list[str] | None,
         typer.Option("--rel-type", metavar="TYPE_KEY", help="Only expand along these types."),
     ] = None,
-    max_nodes: Annotated[int, typer.Option("--max-nodes", help="Expansion cap (1-100).")] = 20,
-    max_items: Annotated[int, typer.Option("--max-items", help="At most this many (1-50).")] = 8,
+    max_nodes: Annotated[
+        int, typer.Option("--max-nodes", help=f"Expansion cap (1-{MAX_NODES}).")
+    ] = DEFAULT_MAX_NODES,
+    max_items: Annotated[
+        int, typer.Option("--max-items", help=f"At most this many (1-{MAX_ITEMS}).")
+    ] = DEFAULT_MAX_ITEMS,
     max_chars: Annotated[
-        int, typer.Option("--max-chars", help="Context block size cap (1-100000).")
-    ] = 6000,
+        int, typer.Option("--max-chars", help=f"Context block size cap (1-{MAX_CHARS}).")
+    ] = DEFAULT_MAX_CHARS,
     detail: Annotated[str, typer.Option("--detail", help="titles, excerpt or full.")] = "excerpt",
     explain: Annotated[bool, typer.Option("--explain", help="Score breakdowns and trace.")] = False,
     json_: JsonFlag = False,

@@ -1,21 +1,16 @@
-"""How the CLI reports failure: the one exit-code table and the CLI's own error conditions.
+"""How the CLI reports failure: the one error table's exit codes, and the CLI's own conditions.
 
-Service errors keep their taxonomy (``domain.errors``); the few conditions only a command line
-has (no database yet, database unreachable) are subclasses of it, so one table maps them all.
+Service errors keep their taxonomy (``domain.errors``); the exit code of each class is the one
+table's (``edge.errors``: 2 invalid, 3 not found, 4 denied, 5 failed precondition, 6 conflict or
+already exists, 7 unauthenticated, 8 unavailable, 1 anything else). The few conditions only a
+command line meets — no database yet (``NotInitialised``, here), database unreachable
+(``edge.errors.Unavailable``) — are subclasses of the taxonomy, so the table maps them too.
 """
 
 from __future__ import annotations
 
-from domain.errors import (
-    AlreadyExists,
-    AmeideError,
-    Conflict,
-    FailedPrecondition,
-    InvalidArgument,
-    NotFound,
-    PermissionDenied,
-    Unauthenticated,
-)
+from domain.errors import AmeideError, FailedPrecondition, InvalidArgument
+from edge.errors import INTERNAL, rule_for
 
 
 class NotInitialised(FailedPrecondition):
@@ -24,14 +19,9 @@ class NotInitialised(FailedPrecondition):
     code = "NOT_INITIALISED"
 
 
-class Unavailable(AmeideError):
-    """The database cannot be reached or opened."""
-
-    code = "UNAVAILABLE"
-
-
 EXIT_OK = 0
-EXIT_INTERNAL = 1
+EXIT_INTERNAL = INTERNAL.exit_code
+EXIT_USAGE = rule_for(InvalidArgument).exit_code
 # Verdicts a command still prints in full, then signals with its own exit code:
 EXIT_AUDIT_CHAIN_BROKEN = 9
 """``audit verify`` found tampering (``AUDIT_CHAIN_BROKEN``)."""
@@ -40,24 +30,9 @@ EXIT_CITATIONS_INVALID = 10
 EXIT_SMOKE_FAILED = 11
 """``ameide test``: a step of the reference scenario broke (``SMOKE_FAILED``)."""
 
-EXIT_CODES: dict[type[AmeideError], int] = {
-    InvalidArgument: 2,  # also bad command-line usage
-    NotFound: 3,
-    PermissionDenied: 4,
-    FailedPrecondition: 5,  # STALE_PROPOSAL, PROPOSAL_HAS_CONFLICTS, LEGAL_HOLD, NOT_INITIALISED
-    Conflict: 6,
-    AlreadyExists: 6,
-    Unauthenticated: 7,
-    Unavailable: 8,
-}
-"""Error class → process exit code; subclasses inherit their parent's code."""
-
-USAGE_ERROR_CODE = "INVALID_ARGUMENT"
+USAGE_ERROR_CODE = InvalidArgument.code
 
 
 def exit_code_for(error: AmeideError) -> int:
-    """The exit code of an error: the nearest class in ``EXIT_CODES`` along its MRO."""
-    for cls in type(error).__mro__:
-        if cls in EXIT_CODES:
-            return EXIT_CODES[cls]
-    return EXIT_INTERNAL
+    """The exit code of an error (the one table, nearest class along its MRO)."""
+    return rule_for(error).exit_code

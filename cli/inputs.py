@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from domain.errors import InvalidArgument
 from domain.values import RepoRef
+from domain.values import parse_instant as instant
 
 STDIN = "-"
 
@@ -90,21 +91,15 @@ def read_pins(path: str) -> dict[str, str]:
 
 
 def parse_instant(text: str | None, option: str) -> datetime | None:
-    """ISO-8601 date or date-time (``Z`` or an offset; naive means UTC) → aware UTC datetime.
-
-    A date alone means 00:00 UTC of that day.
-    """
+    """ISO-8601 date-time with ``Z`` or an offset → aware UTC datetime (``domain.values``' rule,
+    the same on every surface: a time without a zone, or a date alone, is refused)."""
     if text is None:
         return None
-    try:
-        value = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise InvalidArgument(
-            f"malformed {option} {text!r}: expected an ISO-8601 date or date-time such as "
-            "2025-05-01 or 2025-05-01T12:00:00Z",
-            field=option.lstrip("-"),
-        ) from None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    malformed = (
+        "malformed {name} {text!r}: expected an ISO-8601 date-time with a zone such as "
+        "2025-05-01T12:00:00Z"
+    )
+    return instant(text, option, field=option.lstrip("-"), malformed=malformed)
 
 
 def grant_scope(repo: str | None, org: str | None, tenant: str | None, everything: bool) -> str:

@@ -1,8 +1,8 @@
 """The ``ameide`` command line: global options, the command groups, and error reporting.
 
 A thin adapter: each command parses its arguments, calls one ``MemoryService`` method and
-prints the result. Failures become one line on stderr and an exit code from one table
-(``cli.errors.EXIT_CODES``); with ``--json`` the error is also printed as JSON on stdout.
+prints the result. Failures become one line on stderr and an exit code from the one error table
+(``edge.errors``); with ``--json`` the error is also printed as JSON on stdout.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from cli import (
     commands_test,
     output,
 )
-from cli.errors import EXIT_CODES, EXIT_INTERNAL, EXIT_OK, USAGE_ERROR_CODE, exit_code_for
+from cli.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, USAGE_ERROR_CODE, exit_code_for
 from cli.options import JsonFlag
 from cli.session import CliState, session
-from domain.errors import AmeideError, InvalidArgument
+from domain.errors import AmeideError
 
 try:  # recent Typer releases vendor Click privately; older ones use Click itself
     from typer._click.exceptions import ClickException, NoArgsIsHelpError
@@ -74,7 +74,7 @@ class AmeideGroup(TyperGroup):
             code = exc.exit_code
         except ClickException as exc:
             output.error(USAGE_ERROR_CODE, _usage_message(exc), as_json=_wants_json(state, argv))
-            code = EXIT_CODES[InvalidArgument]
+            code = EXIT_USAGE
         except typer.Abort:
             sys.stderr.write("aborted\n")
             code = EXIT_INTERNAL

@@ -17,6 +17,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from edge.errors import error_body, one_line
+
 NONE = "-"
 
 
@@ -32,11 +34,6 @@ def print_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def one_line(text: str) -> str:
-    """Collapse whitespace so a message never spans lines."""
-    return " ".join(str(text).split())
-
-
 def error(
     code: str, message: str, details: Mapping[str, Any] | None = None, *, as_json: bool
 ) -> None:
@@ -44,7 +41,7 @@ def error(
     sys.stderr.write(f"error: {code}: {one_line(message)}\n")
     sys.stderr.flush()
     if as_json:
-        print_json({"error": {"code": code, "message": message, "details": dict(details or {})}})
+        print_json(error_body(code, message, details))
 
 
 def show(value: Any) -> str:

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from cli import output
-from cli.errors import NotInitialised, Unavailable
+from cli.errors import NotInitialised
 from domain.errors import InvalidArgument, Unauthenticated
+from edge.errors import Unavailable, one_line
 
 if TYPE_CHECKING:  # the stack behind the service is imported on first use: --help stays fast
     from runtime import App
@@ -169,7 +170,7 @@ def ensure_initialised(settings: Settings) -> None:
 
 def unavailable(doing: str, url: str, exc: Exception) -> Unavailable:
     """A one-line error about a database that cannot be used (password redacted)."""
-    detail = output.one_line(str(exc)).replace(url, redact(url))[:300]
+    detail = one_line(str(exc)).replace(url, redact(url))[:300]
     return Unavailable(f"{doing} the database {redact(url)}: {type(exc).__name__}: {detail}")
 
 

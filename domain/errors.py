@@ -12,7 +12,8 @@
           ├── ProposalConflicted  the proposal body still has merge conflicts
           └── LegalHoldActive   the repository is under legal hold
 
-Each adapter maps these with one table (HTTP status, gRPC code, MCP tool error, CLI exit code).
+One table maps these for every adapter (``edge.errors``: HTTP status, gRPC code, MCP advice, CLI
+exit code).
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ import hashlib
 import json
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -225,3 +226,57 @@ def validate_instant(value: datetime | None, field: str) -> datetime | None:
             f"{field} must be a timezone-aware instant, e.g. 2026-01-01T00:00:00Z", field=field
         )
     return value
+
+
+def parse_instant(text: str, name: str, *, field: str, malformed: str) -> datetime:
+    """The one reading of an instant a client sends (``as_of``, ``since``, ``valid_at``, …).
+
+    ISO-8601 / RFC 3339 with ``Z`` or an offset, surrounding blanks ignored, → an aware datetime
+    in UTC. **A time without a zone is refused** (``INVALID_ARGUMENT``, "``name`` needs a time
+    zone"): it means a different instant on every machine, and a date alone is no exception.
+    ``malformed`` words an unreadable value for the surface that asked (it is formatted with
+    ``name`` and ``text``); ``field`` goes into the error's details.
+    """
+    try:
+        value = datetime.fromisoformat(text.strip())  # Python 3.11 reads "Z" itself
+    except ValueError:
+        raise InvalidArgument(malformed.format(name=name, text=text), field=field) from None
+    return require_zone(value, name, field=field)
+
+
+def require_zone(value: datetime, name: str, *, field: str) -> datetime:
+    """``value`` in UTC, or ``InvalidArgument`` when it has no zone (see :func:`parse_instant`)."""
+    if value.utcoffset() is None:
+        raise InvalidArgument(f"{name} needs a time zone (Z or an offset)", field=field)
+    return value.astimezone(UTC)
+
+
+def parse_scope(scope: str) -> str:
+    """A grant's scope: ``*``, ``TENANT``, ``TENANT/ORG`` or ``TENANT/ORG/REPO``."""
+    if scope == "*":
+        return scope
+    parts = scope.split("/") if isinstance(scope, str) else []
+    if len(parts) == 3:
+        return RepoRef.parse(scope).key
+    if len(parts) in (1, 2):
+        # Validate segments with the repository rule by padding a dummy repository.
+        try:
+            RepoRef.parse("/".join([*parts, "x", "x"][:3]))
+        except InvalidArgument:
+            pass
+        else:
+            return scope
+    raise InvalidArgument(
+        f"malformed scope {scope!r}: expected *, TENANT, TENANT/ORG or TENANT/ORG/REPO",
+        field="scope",
+    )
+
+
+def describe_problem(error: Mapping[str, Any], where: str = "") -> str:
+    """One validation problem (an entry of pydantic's ``errors()``) as ``location: message``.
+
+    ``where`` stands for an empty location (nothing is prefixed when it is empty too).
+    """
+    place = ".".join(str(part) for part in error.get("loc", ()) if part != "__root__") or where
+    message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+    return f"{place}: {message}" if place else message

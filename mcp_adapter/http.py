@@ -4,9 +4,10 @@ In front of the SDK's transport sits ``McpGuard``:
 
 1. a browser ``Origin`` header must be a loopback origin or one listed in
    ``AMEIDE_MCP_ALLOWED_ORIGINS`` (403 otherwise), so a web page cannot drive the tools;
-2. ``Authorization: Bearer amt_…`` → ``MemoryService.authenticate`` → the principal
-   (401 with ``WWW-Authenticate: Bearer`` when missing or invalid). Without authentication the
-   app acts as the configured local principal, and is only built for a loopback host.
+2. ``Authorization: Bearer amt_…`` → ``MemoryService.authenticate_token`` → the principal
+   (401 with ``WWW-Authenticate: Bearer`` when missing or invalid; ``edge.callers``). Without
+   authentication the app acts as the configured local principal, and is only built for a
+   loopback host.
 
 The transport is stateless with JSON responses: every POST carries its own token, so any
 server process sharing the database can answer any request. ``X-Ameide-On-Behalf-Of``,
@@ -15,9 +16,9 @@ server process sharing the database can answer any request. ``X-Ameide-On-Behalf
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from contextlib import AbstractAsyncContextManager
+from functools import partial
 from typing import Any
 
 import anyio
@@ -27,7 +28,10 @@ from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
-from domain.errors import PermissionDenied, Unauthenticated
+from domain.errors import AmeideError, PermissionDenied, Unauthenticated
+from edge.callers import Identity, authenticate_caller, bearer_secret, narrowed_caller
+from edge.errors import error_body, rule_for
+from edge.network import is_loopback
 from mcp_adapter.server import MemoryMcp, Observe
 from mcp_adapter.settings import McpSettings
 from service.app import MemoryService
@@ -35,23 +39,13 @@ from service.authz import Caller
 from service.settings import Settings
 
 TOOL_ID = "ameide-mcp"
-PRINCIPAL_KEY = "ameide.principal"
+IDENTITY_KEY = "ameide.identity"
 LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
 LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
 
 
 class InsecureBind(ValueError):
     """Serving without authentication on an address other machines can reach."""
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` only accepts connections from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def origin_allowed(origin: str, allowed: list[str]) -> bool:
@@ -101,33 +95,33 @@ class McpGuard:
                 f"origin {origin} may not use this MCP server; list it in "
                 "AMEIDE_MCP_ALLOWED_ORIGINS"
             )
-            await _refuse(send, 403, denied.to_dict())
+            await _refuse(send, denied)
             return
         try:
-            scope[PRINCIPAL_KEY] = await self._principal(headers)
+            scope[IDENTITY_KEY] = await self._identity(headers)
         except Unauthenticated as exc:
-            await _refuse(send, 401, exc.to_dict())
+            await _refuse(send, exc)
             return
         await self.app(scope, receive, send)
 
-    async def _principal(self, headers: Headers) -> str:
+    async def _identity(self, headers: Headers) -> Identity:
         authorization = headers.get("authorization", "")
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() == "bearer" and token.strip():
-            principal: str = await anyio.to_thread.run_sync(
-                self.service.authenticate, token.strip()
-            )
-            return principal
-        if authorization or self.require_auth or not self.local_principal:
-            raise Unauthenticated(
-                "missing bearer token: send 'Authorization: Bearer amt_…' "
-                "(create one with `ameide token create PRINCIPAL`)"
-            )
-        return self.local_principal
+        # An Authorization header that is not a bearer token is refused, never taken for the
+        # local principal.
+        local = None if authorization or self.require_auth else self.local_principal
+        identify = partial(
+            authenticate_caller,
+            self.service.authenticate_token,
+            token=bearer_secret(authorization),
+            local_principal=local,
+        )
+        who: Identity = await anyio.to_thread.run_sync(identify)
+        return who
 
 
-async def _refuse(send: Send, status: int, error: dict[str, Any]) -> None:
-    body = json.dumps({"error": error}).encode()
+async def _refuse(send: Send, error: AmeideError) -> None:
+    status = rule_for(error).http_status
+    body = json.dumps(error_body(error.code, error.message, error.details)).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
     if status == 401:
         headers.append((b"www-authenticate", b"Bearer"))
@@ -136,18 +130,17 @@ async def _refuse(send: Send, status: int, error: dict[str, Any]) -> None:
 
 
 def http_caller(ctx: ServerRequestContext[Any]) -> Caller:
-    """The caller of an HTTP request: the guard's principal, narrowed by the headers."""
+    """The caller of an HTTP request: the guard's identity, narrowed by the headers."""
     request = ctx.request
-    principal = request.scope.get(PRINCIPAL_KEY) if request is not None else None
-    if request is None or principal is None:
+    who = request.scope.get(IDENTITY_KEY) if request is not None else None
+    if request is None or who is None:
         raise Unauthenticated("this request was not authenticated")
     headers = request.headers
-    roles = headers.get("x-ameide-roles", "")
-    return Caller(
-        principal,
-        on_behalf_of=headers.get("x-ameide-on-behalf-of") or None,
-        roles=tuple(r.strip() for r in roles.split(",") if r.strip()),
-        purpose=headers.get("x-ameide-purpose") or None,
+    return narrowed_caller(
+        who,
+        roles=headers.get("x-ameide-roles"),
+        on_behalf_of=headers.get("x-ameide-on-behalf-of"),
+        purpose=headers.get("x-ameide-purpose"),
         tool_id=TOOL_ID,
     )
 

@@ -1,7 +1,7 @@
 """Typed arguments of the MCP tools (their ``inputSchema``), written for a model to fill in.
 
-Limits come from the service (``service.read_request``), so the schema an agent sees and the
-checks the service makes agree. Unknown arguments are refused.
+Limits and defaults come from the service (``service.read_limits``, via ``edge.reading``), so
+the schema an agent sees and the checks the service makes agree. Unknown arguments are refused.
 """
 
 from __future__ import annotations
@@ -10,7 +10,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from service.read_request import MAX_CHARS, MAX_HOPS, MAX_IDS, MAX_ITEMS, MAX_NODES
+from edge.reading import (
+    DEFAULT_HOPS,
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_ITEMS,
+    DEFAULT_MAX_NODES,
+    DEFAULT_NEIGHBOURHOOD_HOPS,
+    MAX_CHARS,
+    MAX_HOPS,
+    MAX_IDS,
+    MAX_ITEMS,
+    MAX_NODES,
+)
 
 _STRICT = ConfigDict(extra="forbid")
 
@@ -56,12 +67,20 @@ class ReadArgs(BaseModel):
     detail_level: Literal["titles", "excerpt", "full"] = Field(
         default="excerpt", description="titles (cheapest), excerpt (matching sections) or full."
     )
-    max_items: int = Field(default=8, ge=1, le=MAX_ITEMS, description="At most this many items.")
+    max_items: int = Field(
+        default=DEFAULT_MAX_ITEMS, ge=1, le=MAX_ITEMS, description="At most this many items."
+    )
     max_chars: int = Field(
-        default=6000, ge=1, le=MAX_CHARS, description="At most this many characters of context."
+        default=DEFAULT_MAX_CHARS,
+        ge=1,
+        le=MAX_CHARS,
+        description="At most this many characters of context.",
     )
     expand_hops: int = Field(
-        default=0, ge=0, le=MAX_HOPS, description="Also follow relationships this many hops."
+        default=DEFAULT_HOPS,
+        ge=0,
+        le=MAX_HOPS,
+        description="Also follow relationships this many hops.",
     )
     relationship_types: list[str] = Field(
         default_factory=list, max_length=50, description="Only follow these relationship types."
@@ -102,8 +121,15 @@ class ExpandArgs(BaseModel):
 
     model_config = _STRICT
     element_id: str = Field(description="Start here (el_…).")
-    hops: int = Field(default=1, ge=1, le=MAX_HOPS, description="How many relationship hops.")
-    max_nodes: int = Field(default=20, ge=1, le=MAX_NODES, description="At most this many nodes.")
+    hops: int = Field(
+        default=DEFAULT_NEIGHBOURHOOD_HOPS,
+        ge=1,
+        le=MAX_HOPS,
+        description="How many relationship hops.",
+    )
+    max_nodes: int = Field(
+        default=DEFAULT_MAX_NODES, ge=1, le=MAX_NODES, description="At most this many nodes."
+    )
     relationship_types: list[str] = Field(
         default_factory=list, max_length=50, description="Only these types (default: all)."
     )

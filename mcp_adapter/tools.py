@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel
 
-from domain.errors import InvalidArgument
+from domain.values import parse_instant
+from edge.reading import read_scope
 from mcp_adapter import inputs, outputs
 from service.app import MemoryService
 from service.authz import Caller
@@ -48,31 +49,19 @@ class ToolSpec:
 
 def scope_of(repository: str) -> dict[str, Any]:
     """``TENANT/ORG/REPO`` or ``TENANT/ORG`` → the scope block of a read request."""
-    parts = repository.strip().split("/")
-    if len(parts) not in (2, 3) or not all(parts):
-        raise InvalidArgument(
-            f"repository {repository!r} must be TENANT/ORG/REPO or TENANT/ORG", field="repository"
-        )
-    return {
-        "tenant_id": parts[0],
-        "organization_id": parts[1],
-        "repository_id": parts[2] if len(parts) == 3 else None,
-    }
+    return read_scope(
+        repository,
+        field="repository",
+        malformed="repository {text!r} must be TENANT/ORG/REPO or TENANT/ORG",
+    )
 
 
 def instant(value: str | None, field: str = "as_of") -> datetime | None:
-    """An ISO-8601 instant with a zone (``Z`` or an offset)."""
+    """An ISO-8601 instant with a zone (``Z`` or an offset; the rule of ``domain.values``)."""
     if value is None:
         return None
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidArgument(
-            f"{field} {value!r} is not ISO-8601; use e.g. 2026-01-31T12:00:00Z", field=field
-        ) from None
-    if parsed.utcoffset() is None:
-        raise InvalidArgument(f"{field} needs a time zone (Z or an offset)", field=field)
-    return parsed.astimezone(UTC)
+    malformed = "{name} {text!r} is not ISO-8601; use e.g. 2026-01-31T12:00:00Z"
+    return parse_instant(value, field, field=field, malformed=malformed)
 
 
 def read_request(a: inputs.ReadArgs, *, explain: bool) -> dict[str, Any]:

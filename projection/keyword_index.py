@@ -23,11 +23,14 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Protocol
 
+from domain.values import Classification
 from projection.chunks import heading_path_text, split_into_chunks
 
 CLASSIFICATION_RANKS: Mapping[str, int] = MappingProxyType(
-    {"public": 0, "internal": 1, "confidential": 2, "restricted": 3}
+    {level.value: level.rank for level in Classification}
 )
+"""Classification name → rank, from the one order (``domain.values.Classification``): the
+index is written and queried with the same numbers the service compares clearances by."""
 
 
 def classification_rank(classification: str) -> int:

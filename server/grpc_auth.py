@@ -9,7 +9,8 @@ Metadata a client sends (all values ASCII):
 
 A missing, malformed, unknown or revoked token is ``UNAUTHENTICATED``. Without
 ``require_auth`` (a loopback-only development server) a call without a token acts as the
-configured local principal; a token that is sent is still checked. Server reflection needs no
+configured local principal; a token that is sent is still checked (the one rule of every
+surface, ``edge.callers``; here only the metadata is read). Server reflection needs no
 token: it describes the API, not the data.
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 import grpc
 
 from domain.errors import InvalidArgument, Unauthenticated
+from edge.callers import NO_BEARER_GRPC, authenticate_caller, bearer_secret, narrowed_caller
 from server.grpc_calls import Behavior, current_call, wrap_unary
 from service.authz import Caller
 from service.tokens import Authenticated
@@ -54,10 +56,10 @@ def bearer_token(metadata: Sequence[tuple[str, Any]] | None) -> str | None:
     header = _single(metadata, AUTHORIZATION_KEY)
     if header is None:
         return None
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    token = bearer_secret(header)
+    if token is None:
         raise Unauthenticated("authorization metadata must be 'Bearer <token>'")
-    return token.strip()
+    return token
 
 
 def caller_from_metadata(
@@ -67,27 +69,19 @@ def caller_from_metadata(
     require_auth: bool = True,
     local_principal: str | None = None,
 ) -> Caller:
-    """The caller a call's metadata identifies (raises ``Unauthenticated``)."""
-    token = bearer_token(metadata)
-    token_id = None
-    if token is not None:
-        who = authenticate(token)
-        principal, token_id = who.principal_id, who.token_id
-    elif not require_auth and local_principal:
-        principal = local_principal
-    else:
-        raise Unauthenticated(
-            "missing bearer token: send metadata 'authorization: Bearer <token>' "
-            "(create one with `ameide token create`)"
-        )
-    roles = _single(metadata, ROLES_KEY)
-    return Caller(
-        principal,
+    """The caller a call's metadata identifies (raises ``Unauthenticated``, checked first)."""
+    who = authenticate_caller(
+        authenticate,
+        token=bearer_token(metadata),
+        local_principal=None if require_auth else local_principal,
+        missing_token=NO_BEARER_GRPC,
+    )
+    return narrowed_caller(
+        who,
+        roles=_single(metadata, ROLES_KEY),
         on_behalf_of=_single(metadata, ON_BEHALF_OF_KEY),
-        roles=tuple(r.strip() for r in roles.split(",") if r.strip()) if roles else (),
         purpose=_single(metadata, PURPOSE_KEY),
         tool_id=TOOL_ID,
-        token_id=token_id,
     )
 
 

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from domain.errors import InvalidArgument
+from domain.values import parse_instant
 
 M = TypeVar("M", bound=Message)
 
@@ -65,18 +65,15 @@ def struct(message: Message, name: str) -> dict[str, Any] | None:
 
 
 def instant(message: Message, name: str) -> datetime | None:
-    """An ``optional`` RFC 3339 timestamp field as a datetime (the service checks its zone)."""
+    """An ``optional`` RFC 3339 timestamp field as a UTC datetime (``domain.values``' rule:
+    a time without a zone is refused)."""
     text = opt(message, name)
     if text is None:
         return None
-    try:
-        return datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise InvalidArgument(
-            f"malformed {name} {text!r}: expected an RFC 3339 timestamp such as "
-            "2026-01-01T12:00:00Z",
-            field=name,
-        ) from None
+    malformed = (
+        "malformed {name} {text!r}: expected an RFC 3339 timestamp such as 2026-01-01T12:00:00Z"
+    )
+    return parse_instant(text, name, field=name, malformed=malformed)
 
 
 def _json_numbers(value: Any) -> Any:

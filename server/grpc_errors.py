@@ -1,7 +1,7 @@
-"""How the gRPC surface reports failure: the one table from the error taxonomy to status codes.
+"""How the gRPC surface reports failure: the one error table (``edge.errors``) as status codes.
 
-A service error ends the call with the status of its class (``STATUS_CODES``, nearest class
-along the MRO, like the CLI's exit codes) and the error's message as the status details. The
+A service error ends the call with the status of its class (the table's gRPC column, looked up
+as a ``grpc.StatusCode`` here) and the error's message as the status details. The
 taxonomy's own code and details travel in the trailing metadata, so a client can tell a
 ``STALE_PROPOSAL`` from a ``LEGAL_HOLD`` (both ``FAILED_PRECONDITION``)::
 
@@ -14,58 +14,31 @@ Anything else a handler raises is a bug: it is logged with its traceback and the
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from typing import Any, NoReturn
 
 import grpc
 
-from domain.errors import (
-    AlreadyExists,
-    AmeideError,
-    Conflict,
-    FailedPrecondition,
-    InvalidArgument,
-    NotFound,
-    PermissionDenied,
-    Unauthenticated,
-)
+from domain.errors import AmeideError
+from edge.errors import details_text, rule_for
 from server.grpc_calls import current_call, wrap_unary
 
 ERROR_CODE_KEY = "x-ameide-error-code"
 ERROR_DETAILS_KEY = "x-ameide-error-details"
-MAX_DETAILS_CHARS = 4096
-"""Trailing metadata shares HTTP/2 header limits; larger details are replaced by a marker."""
-
-STATUS_CODES: dict[type[AmeideError], grpc.StatusCode] = {
-    InvalidArgument: grpc.StatusCode.INVALID_ARGUMENT,
-    NotFound: grpc.StatusCode.NOT_FOUND,
-    PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
-    Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
-    AlreadyExists: grpc.StatusCode.ALREADY_EXISTS,
-    Conflict: grpc.StatusCode.ABORTED,  # a lost compare-and-swap: re-read and retry
-    FailedPrecondition: grpc.StatusCode.FAILED_PRECONDITION,  # stale, conflicted, legal hold
-}
-"""Error class → gRPC status; subclasses inherit their parent's status."""
 
 log = logging.getLogger("ameide.grpc")
 
 
 def status_for(error: AmeideError) -> grpc.StatusCode:
-    """The status of an error: the nearest class in ``STATUS_CODES`` along its MRO."""
-    for cls in type(error).__mro__:
-        if cls in STATUS_CODES:
-            return STATUS_CODES[cls]
-    return grpc.StatusCode.INTERNAL
+    """The status of an error: the one table's, nearest class along its MRO."""
+    status: grpc.StatusCode = grpc.StatusCode[rule_for(error).grpc_status]
+    return status
 
 
 def error_metadata(error: AmeideError) -> tuple[tuple[str, str], ...]:
     """The trailing metadata naming the error's code and details (ASCII JSON)."""
-    details = json.dumps(error.details, default=str, sort_keys=True)
-    if len(details) > MAX_DETAILS_CHARS:
-        details = json.dumps({"truncated": True})
-    return ((ERROR_CODE_KEY, error.code), (ERROR_DETAILS_KEY, details))
+    return ((ERROR_CODE_KEY, error.code), (ERROR_DETAILS_KEY, details_text(error)))
 
 
 def abort(context: grpc.ServicerContext, error: AmeideError) -> NoReturn:

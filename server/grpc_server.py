@@ -16,7 +16,6 @@ Interceptors, outermost first: ``CallScope`` (per-call state), the embedding pro
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -29,6 +28,7 @@ from ameide_proto.v1 import governance_pb2_grpc as governance_rpc
 from ameide_proto.v1 import knowledge_pb2_grpc as knowledge_rpc
 from ameide_proto.v1 import projection_pb2_grpc as projection_rpc
 from domain.errors import InvalidArgument
+from edge.network import is_loopback
 from server.grpc_auth import AuthInterceptor
 from server.grpc_calls import CallScope
 from server.grpc_errors import ErrorInterceptor
@@ -45,17 +45,6 @@ SERVICE_NAMES = (
 """The fully qualified names of the Ameide services (``ameide.memory.v1.…``)."""
 
 DEFAULT_MAX_WORKERS = 16
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` only accepts connections from this machine."""
-    name = host.strip().strip("[]")
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def create_grpc_server(

@@ -25,6 +25,8 @@ from urllib.parse import urlsplit
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from edge.errors import error_body
+
 log = logging.getLogger("ameide.server")
 
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
@@ -137,7 +139,7 @@ class HostGuard:
 
 
 async def _refuse(send: Send, status: int, code: str, message: str) -> None:
-    body = json.dumps({"error": {"code": code, "message": message, "details": {}}}).encode()
+    body = json.dumps(error_body(code, message)).encode()
     await send(
         {
             "type": "http.response.start",

@@ -24,17 +24,11 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from edge.errors import error_body
+
 log = logging.getLogger("ameide.server")
 
-_BUSY = json.dumps(
-    {
-        "error": {
-            "code": "UNAVAILABLE",
-            "message": "too many open connections; retry shortly",
-            "details": {},
-        }
-    }
-).encode()
+_BUSY = json.dumps(error_body("UNAVAILABLE", "too many open connections; retry shortly")).encode()
 _BUSY_RESPONSE = (
     b"HTTP/1.1 503 Service Unavailable\r\n"
     b"content-type: application/json\r\n"

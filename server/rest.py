@@ -2,7 +2,8 @@
 
 Thin by design: every ``/v1`` endpoint (``server/rest_*.py``) parses its request, builds the
 caller from the bearer token (``server.rest_deps``), calls one ``MemoryService`` method and
-returns its dict; failures go through one table (``server.rest_errors``). Endpoints are plain
+returns its dict; failures go through the one error table (``edge.errors``, answered by
+``server.rest_errors``). Endpoints are plain
 ``def`` functions, so FastAPI runs the synchronous service in its thread pool.
 
 Outside ``/v1``: ``/healthz`` (the process answers), ``/readyz`` (the database answers and the

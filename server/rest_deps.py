@@ -1,8 +1,9 @@
 """Per-request dependencies of the REST adapter: the service and the authenticated caller.
 
-``Authorization: Bearer amt_…`` → ``MemoryService.tokens.authenticate`` → the principal (and
-the token's id, recorded as the parent of any token minted with it). Three optional headers
-narrow what the request may do, exactly like the CLI's global options:
+``Authorization: Bearer amt_…`` → ``MemoryService.authenticate_token`` → the principal (and
+the token's id, recorded as the parent of any token minted with it), by the one rule of every
+surface (``edge.callers``). Three optional headers narrow what the request may do, exactly like
+the CLI's global options:
 ``X-Ameide-On-Behalf-Of`` (permissions become the intersection of both principals),
 ``X-Ameide-Purpose`` (recorded with every read and write) and ``X-Ameide-Roles``
 (comma-separated roles the client claims; they can only narrow the server's grants).
@@ -17,7 +18,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Header, Path, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from domain.errors import Unauthenticated
+from edge.callers import NO_BEARER_HTTP, resolve_caller
 from service.app import MemoryService
 from service.authz import Caller
 from service.settings import Settings
@@ -74,27 +75,18 @@ def get_caller(
 ) -> Caller:
     """The authenticated caller (a plain ``def``: token lookup runs in the thread pool)."""
     ctx = _context(request)
-    token_id = None
-    if credentials is not None:
-        who = ctx.service.authenticate_token(credentials.credentials)
-        principal, token_id = who.principal_id, who.token_id
-    elif not ctx.require_auth and ctx.settings.principal:
-        principal = ctx.settings.principal  # local development without tokens (loopback only)
-    else:
-        raise Unauthenticated(
-            "missing bearer token: send 'Authorization: Bearer amt_…' "
-            "(create one with `ameide token create PRINCIPAL`)"
-        )
-    request.state.principal = principal
-    claimed = tuple(r.strip() for r in roles.split(",") if r.strip()) if roles else ()
-    return Caller(
-        principal,
-        on_behalf_of=on_behalf_of or None,
-        roles=claimed,
-        purpose=purpose or None,
+    caller = resolve_caller(
+        ctx.service.authenticate_token,
+        token=credentials.credentials if credentials is not None else None,
+        local_principal=None if ctx.require_auth else ctx.settings.principal,
+        roles=roles,
+        on_behalf_of=on_behalf_of,
+        purpose=purpose,
         tool_id=TOOL_ID,
-        token_id=token_id,
+        missing_token=NO_BEARER_HTTP,
     )
+    request.state.principal = caller.principal_id
+    return caller
 
 
 def repository_key(

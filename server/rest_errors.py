@@ -1,16 +1,8 @@
-"""How the REST adapter reports failure: one table from the error taxonomy to HTTP statuses.
+"""How the REST adapter reports failure: the one error table (``edge.errors``) as HTTP.
 
-Every failure has the body ``{"error": {"code", "message", "details"}}``:
-
-    AmeideError class      status   codes seen on the wire
-    InvalidArgument         400     INVALID_ARGUMENT (also malformed requests FastAPI rejects)
-    Unauthenticated         401     UNAUTHENTICATED (with ``WWW-Authenticate: Bearer``)
-    PermissionDenied        403     PERMISSION_DENIED
-    NotFound                404     NOT_FOUND (missing and unreadable look the same)
-    AlreadyExists           409     ALREADY_EXISTS
-    Conflict                409     CONFLICT (a concurrent writer won; re-read and retry)
-    FailedPrecondition      412     FAILED_PRECONDITION, STALE_PROPOSAL, PROPOSAL_HAS_CONFLICTS,
-                                    LEGAL_HOLD
+Every failure has the body ``{"error": {"code", "message", "details"}}``; the status is the
+table's (400 ``INVALID_ARGUMENT``, 401 ``UNAUTHENTICATED`` with ``WWW-Authenticate: Bearer``,
+403, 404, 409 ``ALREADY_EXISTS`` / ``CONFLICT``, 412 ``FAILED_PRECONDITION`` and its kinds).
 
 Request-shape errors found by FastAPI (missing field, wrong type, bad JSON) are answered with
 400 and ``INVALID_ARGUMENT`` as well, never 422: one code has one status, whichever layer
@@ -32,32 +24,13 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from domain.errors import (
-    AlreadyExists,
-    AmeideError,
-    Conflict,
-    FailedPrecondition,
-    InvalidArgument,
-    NotFound,
-    PermissionDenied,
-    Unauthenticated,
-)
+from domain.errors import AmeideError, InvalidArgument
 from domain.values import require_unicode
+from edge.errors import error_body, problems, rule_for
 from service.read_request import parse_request
 from service.results_read import ErrorDetail
 
 log = logging.getLogger("ameide.rest")
-
-HTTP_STATUS: dict[type[AmeideError], int] = {
-    InvalidArgument: 400,
-    Unauthenticated: 401,
-    PermissionDenied: 403,
-    NotFound: 404,
-    AlreadyExists: 409,
-    Conflict: 409,
-    FailedPrecondition: 412,
-}
-"""Error class → HTTP status; subclasses inherit their parent's status."""
 
 _PLAIN_HTTP_CODES = {
     400: InvalidArgument.code,  # e.g. a body that is not valid UTF-8 JSON: the one taxonomy
@@ -69,11 +42,8 @@ MAX_PROBLEMS = 20
 
 
 def status_for(error: AmeideError) -> int:
-    """The HTTP status of an error: the nearest class in ``HTTP_STATUS`` along its MRO."""
-    for cls in type(error).__mro__:
-        if cls in HTTP_STATUS:
-            return HTTP_STATUS[cls]
-    return 500
+    """The HTTP status of an error (the one table, ``edge.errors``)."""
+    return rule_for(error).http_status
 
 
 class ErrorBody(BaseModel):
@@ -103,19 +73,12 @@ def error_response(
 ) -> JSONResponse:
     """A JSON error response in the one shape."""
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    body = {"error": {"code": code, "message": message, "details": details or {}}}
-    return JSONResponse(body, status_code=status, headers=headers)
-
-
-def _problem(error: Any) -> str:
-    where = ".".join(str(part) for part in error.get("loc", ()))
-    message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
-    return f"{where}: {message}" if where else message
+    return JSONResponse(error_body(code, message, details), status_code=status, headers=headers)
 
 
 async def _on_ameide_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AmeideError)
-    return error_response(status_for(exc), exc.code, exc.message, exc.to_dict()["details"])
+    return error_response(status_for(exc), exc.code, exc.message, exc.details)
 
 
 async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -126,12 +89,9 @@ async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse
             parse_request(exc.body)
         except InvalidArgument as refused:
             return await _on_ameide_error(request, refused)
-    problems = [_problem(e) for e in exc.errors()][:MAX_PROBLEMS]
+    found = problems(exc.errors(), limit=MAX_PROBLEMS)
     return error_response(
-        400,
-        InvalidArgument.code,
-        "invalid request: " + "; ".join(problems),
-        {"problems": problems},
+        400, InvalidArgument.code, "invalid request: " + "; ".join(found), {"problems": found}
     )
 
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from edge.reading import DEFAULT_MAX_NODES, DEFAULT_NEIGHBOURHOOD_HOPS, MAX_HOPS, MAX_NODES
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep, drop_none
 from server.rest_errors import ERROR_RESPONSES
 from server.rest_requests import AddRelationship, CreateElement, EraseRequest, ReasonRequest
@@ -103,8 +104,12 @@ def expand(
     svc: ServiceDep,
     caller: CallerDep,
     as_of: AsOf = None,
-    hops: Annotated[int, Query(description="How far to walk (1-3).")] = 1,
-    max_nodes: Annotated[int, Query(description="At most this many nodes (1-100).")] = 20,
+    hops: Annotated[
+        int, Query(description=f"How far to walk (1-{MAX_HOPS}).")
+    ] = DEFAULT_NEIGHBOURHOOD_HOPS,
+    max_nodes: Annotated[
+        int, Query(description=f"At most this many nodes (1-{MAX_NODES}).")
+    ] = DEFAULT_MAX_NODES,
     relationship_types: Annotated[
         list[str] | None, Query(description="Only these relationship type keys.")
     ] = None,

@@ -27,7 +27,8 @@ import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from domain.errors import InvalidArgument
-from mcp_adapter.http import create_http_app, is_loopback
+from edge.network import is_loopback
+from mcp_adapter.http import create_http_app
 from mcp_adapter.settings import McpSettings
 from server.grpc_calls import Behavior, current_call, wrap_unary
 from server.grpc_server import create_grpc_server

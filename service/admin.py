@@ -13,33 +13,12 @@ from domain.errors import (
 )
 from domain.permissions import ROLE_ACTIONS, Action, GrantRecord, Role
 from domain.repository import Repository
-from domain.values import Classification, RepoRef, new_id, validate_principal
+from domain.values import Classification, RepoRef, new_id, parse_scope, validate_principal
 from service.authz import Caller, Permission
 from service.core import repo_key
 from service.kernel import Kernel
 from service.tokens import TokenRegistry
 from service.views import iso
-
-
-def parse_scope(scope: str) -> str:
-    """``*``, ``tenant``, ``tenant/org`` or ``tenant/org/repo``."""
-    if scope == "*":
-        return scope
-    parts = scope.split("/") if isinstance(scope, str) else []
-    if len(parts) == 3:
-        return RepoRef.parse(scope).key
-    if len(parts) in (1, 2):
-        # Validate segments with the repository rule by padding a dummy repository.
-        try:
-            RepoRef.parse("/".join([*parts, "x", "x"][:3]))
-        except InvalidArgument:
-            pass
-        else:
-            return scope
-    raise InvalidArgument(
-        f"malformed scope {scope!r}: expected *, TENANT, TENANT/ORG or TENANT/ORG/REPO",
-        field="scope",
-    )
 
 
 class Admin:

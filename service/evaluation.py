@@ -30,9 +30,10 @@ from projection.eval_metrics import (
 from service.authz import Caller
 from service.core import repo_key
 from service.kernel import Kernel
+from service.read_limits import MAX_CHARS
 from service.read_pipeline import ReadPipeline
 from service.read_recall import index_filter
-from service.read_request import MAX_CHARS, ReadRequest
+from service.read_request import ReadRequest
 from service.read_selection import readable_repositories, resolve_selection
 
 PIPELINES = ("keyword", "full", "full_expanded")

@@ -9,21 +9,29 @@ version ids.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from domain.errors import InvalidArgument
+from domain.values import describe_problem, parse_instant, require_zone
 from projection.selection import SELECTOR_KINDS
+from service.read_limits import (
+    DEFAULT_HOPS,
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_ITEMS,
+    DEFAULT_MAX_NODES,
+    MAX_CHARS,
+    MAX_HOPS,
+    MAX_IDS,
+    MAX_ITEMS,
+    MAX_NODES,
+    MAX_QUERY_CHARS,
+)
 
-MAX_ITEMS = 50
-MAX_CHARS = 100_000
-MAX_HOPS = 3
-MAX_NODES = 100
-MAX_QUERY_CHARS = 1_000
-MAX_IDS = 100
 _STRICT = ConfigDict(extra="forbid", frozen=True)
+_UNPARSABLE = "unparsable instant {text!r}; use ISO-8601, e.g. 2026-01-01T00:00:00Z"
 
 
 class Scope(BaseModel):
@@ -87,17 +95,17 @@ class Expand(BaseModel):
     """Relationship expansion around the recalled elements."""
 
     model_config = _STRICT
-    hops: int = Field(default=0, ge=0, le=MAX_HOPS)
+    hops: int = Field(default=DEFAULT_HOPS, ge=0, le=MAX_HOPS)
     relationship_types: tuple[str, ...] = Field(default=(), max_length=50)
-    max_nodes: int = Field(default=20, ge=1, le=MAX_NODES)
+    max_nodes: int = Field(default=DEFAULT_MAX_NODES, ge=1, le=MAX_NODES)
 
 
 class Budget(BaseModel):
     """At most ``max_items`` items and ``max_chars`` characters of context block."""
 
     model_config = _STRICT
-    max_items: int = Field(default=8, ge=1, le=MAX_ITEMS)
-    max_chars: int = Field(default=6000, ge=1, le=MAX_CHARS)
+    max_items: int = Field(default=DEFAULT_MAX_ITEMS, ge=1, le=MAX_ITEMS)
+    max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=1, le=MAX_CHARS)
 
 
 class ReadRequest(BaseModel):
@@ -123,17 +131,13 @@ class ReadRequest(BaseModel):
     def _instant(cls, value: Any) -> Any:
         if value is None or value == "":
             return None
-        if isinstance(value, str):
-            try:
-                value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-            except ValueError:
-                raise ValueError(
-                    f"unparsable instant {value!r}; use ISO-8601, e.g. 2026-01-01T00:00:00Z"
-                ) from None
-        if isinstance(value, datetime):
-            if value.utcoffset() is None:
-                raise ValueError("the instant needs a time zone (Z or an offset)")
-            return value.astimezone(UTC)
+        try:  # the one instant rule (domain.values), worded as this request always was
+            if isinstance(value, str):
+                return parse_instant(value, "the instant", field="", malformed=_UNPARSABLE)
+            if isinstance(value, datetime):
+                return require_zone(value, "the instant", field="")
+        except InvalidArgument as refused:
+            raise ValueError(refused.message) from None
         raise ValueError("expected an ISO-8601 instant")
 
     @model_validator(mode="after")
@@ -196,8 +200,6 @@ def parse_request(request: ReadRequest | dict[str, Any]) -> ReadRequest:
 
 
 def _problem(error: Any) -> str:
-    where = ".".join(str(part) for part in error.get("loc", ()) if part != "__root__")
-    message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
     if error.get("type") == "extra_forbidden":
-        message = "unknown field"
-    return f"{where}: {message}" if where else message
+        error = {**error, "msg": "unknown field"}
+    return describe_problem(error)

@@ -21,8 +21,9 @@ from service.authz import Caller
 from service.core import UnitOfWork, existing
 from service.event_trimming import Visibility, readable_items
 from service.kernel import Kernel
+from service.read_limits import DEFAULT_MAX_NODES, DEFAULT_NEIGHBOURHOOD_HOPS, MAX_HOPS, MAX_NODES
 from service.read_pipeline import ReadPipeline
-from service.read_request import MAX_HOPS, MAX_NODES, ReadRequest, parse_request
+from service.read_request import ReadRequest, parse_request
 from service.read_selection import access_levels
 from service.views import element_view, iso, version_view
 
@@ -247,9 +248,9 @@ class Reading:
         caller: Caller,
         element_id: str,
         *,
-        hops: int = 1,
+        hops: int = DEFAULT_NEIGHBOURHOOD_HOPS,
         relationship_types: tuple[str, ...] = (),
-        max_nodes: int = 20,
+        max_nodes: int = DEFAULT_MAX_NODES,
         as_of: datetime | None = None,
     ) -> dict[str, Any]:
         """The relationship neighbourhood of an element, through readable elements only."""

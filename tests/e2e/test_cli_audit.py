@@ -50,7 +50,8 @@ def test_history_filters_by_element_actor_time_and_limit(repo, files):
     by_agent = cli.ok("history", "--repo", repo.key, "--actor", repo.agent, as_=repo.auditor)
     assert by_agent
     assert {e["actor"] for e in by_agent} == {repo.agent}
-    later = cli.ok("history", "--repo", repo.key, "--since", "2999-01-01", as_=repo.auditor)
+    future = "2999-01-01T00:00:00Z"  # a time without a zone is refused (one rule everywhere)
+    later = cli.ok("history", "--repo", repo.key, "--since", future, as_=repo.auditor)
     assert later == []
     until = everything[1]["occurred_at"]
     assert len(cli.ok("history", "--repo", repo.key, "--until", until, as_=repo.auditor)) >= 2

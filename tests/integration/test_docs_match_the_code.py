@@ -19,6 +19,8 @@ from cli import errors as cli_errors
 from cli.main import app
 from domain import errors as domain_errors
 from domain.errors import AmeideError
+from edge import errors as edge_errors
+from edge.errors import ERROR_TABLE
 from mcp_adapter.tools import TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,10 +88,10 @@ def options_of(command: Command) -> set[str]:
 
 
 def error_classes() -> set[type[AmeideError]]:
-    """Every error class of the taxonomy and the CLI's own conditions."""
+    """Every error class of the taxonomy and the conditions only the CLI meets."""
     return {
         value
-        for module in (domain_errors, cli_errors)
+        for module in (domain_errors, cli_errors, edge_errors)
         for value in vars(module).values()
         if isinstance(value, type) and issubclass(value, AmeideError) and value is not AmeideError
     }
@@ -176,7 +178,7 @@ def test_the_exit_code_table_matches_the_cli_error_table():
         value
         for name, value in vars(cli_errors).items()
         if name.startswith("EXIT_") and isinstance(value, int)
-    } | set(cli_errors.EXIT_CODES.values())
+    } | {rule.exit_code for rule in ERROR_TABLE.values()}
     assert sorted(exits) == sorted(in_code_exits)
 
     in_readme = {

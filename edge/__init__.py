@@ -1,0 +1,15 @@
+"""Edge rules: what every adapter (CLI, REST, gRPC, MCP) decides the same way, written once.
+
+No framework lives here (an import-linter contract forbids FastAPI, grpc, Typer, mcp, Starlette,
+uvicorn, SQLAlchemy, storage and the adapters), so each adapter imports these rules and keeps
+only its transport's translation — an HTTP response, a ``grpc.StatusCode``, a process exit:
+
+    edge.errors    the error table (class → HTTP status, gRPC status name, exit code, advice),
+                   the ``{"error": {code, message, details}}`` body, validation problems
+    edge.callers   bearer token / local principal + roles, on-behalf-of, purpose → ``Caller``
+    edge.network   ``is_loopback``, the guard against serving unauthenticated to the network
+    edge.reading   the read scope ``TENANT/ORG[/REPO]`` and the read defaults
+
+Rules the service needs as well (instants, grant scopes, how one validation problem reads) live
+in ``domain.values``, which this package re-uses.
+"""
