@@ -1,8 +1,9 @@
 """One file's content pipeline: bytes → text → front matter → signals → route → PII policy.
 
 The stored body is the whole normalized file, front matter included, so its hash changes when
-either the text or the front matter changes. When the policy is ``redact``, the masked text is
-what everything else (metadata, title, links) is derived from, so no finding leaks through them.
+either the text or the front matter changes. When the policy masks something (``protect``, the
+default: secrets, payment cards, IBANs; ``redact``: every finding), the masked text is what
+everything else (metadata, title, links) is derived from, so no finding leaks through them.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ingest.markdown import (
     split_front_matter,
     title_for,
 )
-from ingest.pii import PiiScan, redact, redact_pii, scan
+from ingest.pii import PROTECTED_KINDS, PiiScan, redact, scan
 from ingest.routing import RoutableFile, RouteDecision, RouteError, RouteExplanation, Router
 from ingest.routing_model import Classification, Policy
 
@@ -131,8 +132,10 @@ def prepare_document(path: str, data: bytes, router: Router, mask: str) -> Prepa
         return Skip(SkipCode.ROUTING, f"routing: {exc}")
     if decision.policy is Policy.REJECT:
         return Skip(SkipCode.REJECTED, _rejection(decision, found), dict(found.counts))
-    if decision.policy is Policy.REDACT and found.detected:
-        return _redacted(path, redact(parsed.text, found.spans, mask), decision, found, mask)
+    masked = _masked(found, decision.policy)
+    if masked.detected:
+        text = redact(parsed.text, masked.spans, mask)
+        return _redacted(path, text, decision, found, masked, mask)
     return _document(
         path,
         parsed.text,
@@ -144,8 +147,17 @@ def prepare_document(path: str, data: bytes, router: Router, mask: str) -> Prepa
     )
 
 
+def _masked(found: PiiScan, policy: Policy) -> PiiScan:
+    """What ``policy`` masks of what the scan found (nothing for ``store``)."""
+    if policy is Policy.REDACT:
+        return found
+    if policy is Policy.PROTECT:
+        return found.only(PROTECTED_KINDS)
+    return PiiScan()
+
+
 def _redacted(
-    path: str, text: str, decision: RouteDecision, found: PiiScan, mask: str
+    path: str, text: str, decision: RouteDecision, found: PiiScan, masked: PiiScan, mask: str
 ) -> PreparedDocument | Skip:
     """Rebuild everything from the masked text, so nothing is derived from the original."""
     try:
@@ -154,8 +166,10 @@ def _redacted(
     except FrontMatterError as exc:
         return Skip(SkipCode.FRONT_MATTER, f"front matter is unusable once redacted: {exc}")
     document = _document(path, text, front, content, decision, found)
-    title, _ = redact_pii(document.title, mask)  # a file-name title is outside the scanned text
-    redacted: dict[str, JsonValue] = dict(found.counts.items())
+    # a file-name title is outside the scanned text: it is masked by the same policy
+    in_title = _masked(scan(document.title), decision.policy)
+    title = redact(document.title, in_title.spans, mask)
+    redacted: dict[str, JsonValue] = dict(masked.counts.items())
     metadata = {**document.metadata, "pii_redacted": redacted}
     return replace(document, title=title, metadata=metadata)
 

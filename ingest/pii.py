@@ -28,6 +28,13 @@ class PiiKind(StrEnum):
     SECRET = "secret"  # noqa: S105 - a label, not a password
 
 
+PROTECTED_KINDS = frozenset({PiiKind.SECRET, PiiKind.CARD, PiiKind.IBAN})
+"""What the default policy (``protect``) masks: secrets, payment card numbers and IBANs — data
+that is dangerous in any hands and never needed to answer a question. E-mail addresses and phone
+numbers are kept by default: backlogs name their owners and contacts, agents need them to route
+work, and erasure removes them on request; a rule with ``policy: redact`` masks them too."""
+
+
 @dataclass(frozen=True, order=True)
 class PiiFinding:
     """One match: ``text[start:end]`` is of ``kind``."""
@@ -49,11 +56,23 @@ class PiiScan:
     findings: tuple[PiiFinding, ...] = ()
     spans: tuple[tuple[int, int], ...] = ()
     counts: dict[str, int] = field(default_factory=dict)
+    matches: tuple[PiiFinding, ...] = ()
+    """Every match of every detector, overlapping ones included."""
 
     @property
     def detected(self) -> bool:
         """Whether anything was found."""
         return bool(self.findings)
+
+    def only(self, kinds: frozenset[PiiKind]) -> PiiScan:
+        """What the scan found of ``kinds``: their findings, and spans covering every match of
+        theirs, so masking them leaves no character of one visible (a token matched as a card
+        and as a phone number is masked whole)."""
+        findings = tuple(f for f in self.findings if f.kind in kinds)
+        matches = tuple(m for m in self.matches if m.kind in kinds)
+        spans = tuple(merge_spans((m.start, m.end) for m in matches))
+        counts = Counter(f.kind.value for f in findings)
+        return PiiScan(findings, spans, dict(sorted(counts.items())), matches)
 
 
 _EMAIL = re.compile(
@@ -342,7 +361,8 @@ def scan(text: str) -> PiiScan:
     kept.sort()
     counts = Counter(f.kind.value for f in kept)
     spans = merge_spans(span for _kind, span in raw)
-    return PiiScan(tuple(kept), tuple(spans), dict(sorted(counts.items())))
+    matches = tuple(sorted(PiiFinding(start, end, kind) for kind, (start, end) in raw))
+    return PiiScan(tuple(kept), tuple(spans), dict(sorted(counts.items())), matches)
 
 
 def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

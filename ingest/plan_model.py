@@ -155,7 +155,7 @@ class IngestReport:
         pii: Counter[str] = Counter()
         for action in actions:
             pii.update(action.pii_counts)
-        redacted = sum(1 for a in actions if a.policy is Policy.REDACT and a.pii_counts)
+        redacted = sum(1 for a in actions if a.policy and a.policy.masked(a.pii_counts))
         return cls(
             new=kinds[ActionKind.NEW],
             changed=kinds[ActionKind.CHANGED],

@@ -29,6 +29,7 @@ A condition is either a field test (``field`` plus exactly one operator) or a gr
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -41,6 +42,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from ingest.pii import PROTECTED_KINDS
 
 SIGNALS = frozenset(
     {"word_count", "heading_count", "line_count", "link_count", "size_bytes"}
@@ -64,11 +67,23 @@ class Classification(StrEnum):
 
 
 class Policy(StrEnum):
-    """What ingest does with a file: keep it, keep it with PII masked, or skip it."""
+    """What ingest does with a file: keep it with secrets, payment cards and IBANs masked (the
+    default, ``protect``), keep it as is (``store``: someone chose to), keep it with every PII
+    finding masked (``redact``), or skip it (``reject``)."""
 
+    PROTECT = "protect"
     STORE = "store"
     REDACT = "redact"
     REJECT = "reject"
+
+    def masked(self, counts: Mapping[str, int]) -> dict[str, int]:
+        """Of a file's findings per kind, those this policy masks."""
+        if self is Policy.REDACT:
+            return dict(counts)
+        if self is Policy.PROTECT:
+            protected = {kind.value for kind in PROTECTED_KINDS}
+            return {kind: n for kind, n in counts.items() if kind in protected}
+        return {}
 
 
 def check_field_ref(ref: str) -> str:
@@ -208,7 +223,7 @@ class Defaults(_Strict):
     """What applies when no rule sets a value."""
 
     classification: Classification = Classification.INTERNAL
-    policy: Policy = Policy.STORE
+    policy: Policy = Policy.PROTECT
     tags: list[str] = []
 
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ingest.plan_model import ActionKind, FileAction, IngestPlan
-from ingest.routing_model import Policy
 
 COUNTED = ("new", "changed", "unchanged", "renamed", "retired", "reinstated", "skipped")
 
@@ -109,13 +108,11 @@ def _pii(
         if action.kind is ActionKind.SKIPPED and str(action.skip_code) == "rejected":
             rejected_files += 1
             rejected.update(action.pii_counts)
-        elif (
-            action.policy is Policy.REDACT
-            and action.kind is not ActionKind.SKIPPED
-            and action.path not in left_out
-        ):
-            redacted_files += 1
-            redacted.update(action.pii_counts)
+        elif action.kind is not ActionKind.SKIPPED and action.path not in left_out:
+            masked = action.policy.masked(action.pii_counts) if action.policy else {}
+            if masked:
+                redacted_files += 1
+                redacted.update(masked)
     return (
         (redacted_files, dict(sorted(redacted.items()))),
         (rejected_files, dict(sorted(rejected.items()))),

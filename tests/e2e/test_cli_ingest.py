@@ -159,3 +159,14 @@ def test_a_mass_retirement_is_refused_with_the_option_named_and_dry_run_writes_n
     assert "DRY RUN" in dry.stdout
     status = repo.cli.ok("ingest", "status", "--repo", repo.key, as_=INGESTOR)
     assert status["sources"][0]["run_count"] == 1  # neither the refusal nor the dry run wrote
+
+
+def test_ingest_prints_what_the_default_policy_masked_per_kind(repo, tmp_path):
+    repo.cli.ok("grant", INGESTOR, "ingestor", "--repo", repo.key)
+    git = GitRepo(tmp_path / "cards")
+    git.write("pay.md", "# Pay\n\nCard 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00.\n")
+    git.commit("payment data")
+    result = ingest(repo, git)
+    assert result.exit_code == 0, result.stderr
+    assert "1 file (iban 1, payment_card 1)" in result.stdout
+    assert "4111" not in result.stdout

@@ -23,7 +23,9 @@ def test_an_empty_file_is_a_valid_rule_set_with_defaults():
     config = load_config("")
     assert config.rules == []
     assert config.defaults.classification is Classification.INTERNAL
-    assert config.defaults.policy is Policy.STORE
+    assert (
+        config.defaults.policy is Policy.PROTECT
+    )  # secrets, cards and IBANs are masked unless a rule says store
 
 
 def test_invalid_yaml_is_reported():

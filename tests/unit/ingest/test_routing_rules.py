@@ -86,7 +86,7 @@ def test_several_keys_in_one_group_must_all_hold():
 def test_an_unmatched_file_goes_to_the_command_repository_with_defaults():
     decision = router(defaults={"tags": ["backlog"]}).route(RoutableFile("a.md"))
     assert decision.repository == HOME
-    assert (decision.classification, decision.policy) == (Classification.INTERNAL, Policy.STORE)
+    assert (decision.classification, decision.policy) == (Classification.INTERNAL, Policy.PROTECT)
     assert decision.tags == ("backlog",)
     assert decision.rule is None
 
