@@ -189,14 +189,15 @@ class Curation:
     def proposal_list(
         self, caller: Caller, repo: str, status: str | None = None
     ) -> list[dict[str, Any]]:
-        """The queue: all proposals for curators, one's own for agents."""
+        """The queue: all proposals for curators and auditors, one's own for agents."""
         key = repo_key(repo)
         st = proposal_status(status) if status else None
         with self.k.uow(readonly=True) as uow:
             perm = self.k.gate.repository(uow, caller, key, Action.READ)
-            if not (perm.can(Action.CURATE) or perm.can(Action.PROPOSE)):
+            every = perm.can(Action.CURATE) or perm.can(Action.AUDIT)
+            if not (every or perm.can(Action.PROPOSE)):
                 raise PermissionDenied(f"{caller.principal_id} may not list proposals in {key}")
-            mine = None if perm.can(Action.CURATE) else caller.principal_id
+            mine = None if every else caller.principal_id
             items = [
                 self.book.view(uow, p, with_diff=False)
                 for p in uow.store.list_proposals(key, st, mine)

@@ -246,7 +246,8 @@ class Elements:
                     else rel.source_element_id
                 )
                 other = uow.store.get_element(other_id)
-                if other and other.repo_key == el.repo_key and perm.may_see(other.classification):
+                seen = other is not None and self.k.gate.sees(uow, caller, perm, other)
+                if seen and other is not None and other.repo_key == el.repo_key:
                     out.append(relationship_view(rel))
             self.k.audit.log_read(
                 uow, caller, "relationship.list", el.repo_key, element_id=element_id

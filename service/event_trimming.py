@@ -71,8 +71,8 @@ class Visibility:
             return True
         if element_id not in self._seen:
             el = self._uow.store.get_element(element_id)
-            self._seen[element_id] = el is not None and self.permission(el.repo_key).may_see(
-                el.classification
+            self._seen[element_id] = el is not None and self._gate.sees(
+                self._uow, self._caller, self.permission(el.repo_key), el
             )
         return self._seen[element_id]
 

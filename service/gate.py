@@ -5,7 +5,7 @@ from __future__ import annotations
 from domain.errors import InvalidArgument, NotFound, PermissionDenied
 from domain.model import Element, ElementVersion, version_classification
 from domain.permissions import Action
-from domain.values import validate_id, validate_principal
+from domain.values import SourceKind, validate_id, validate_principal
 from service.authz import Authorizer, Caller, Grant, Permission
 from service.core import UnitOfWork
 
@@ -60,7 +60,7 @@ class Gate:
         if el is None:
             raise missing
         perm = self.scoped(uow, caller, el.repo_key, action, missing)
-        if not perm.may_see(el.classification):
+        if not self.sees(uow, caller, perm, el):
             raise missing
         if not perm.may_act_on(action, el.classification):
             raise PermissionDenied(
@@ -69,6 +69,22 @@ class Gate:
                 action=action.value,
             )
         return el, perm
+
+    @staticmethod
+    def sees(uow: UnitOfWork, caller: Caller, perm: Permission, el: Element) -> bool:
+        """The one read rule for an element, on every path (element reads, relationships,
+        expansion, history, stored contexts, the proposal queue): within the caller's clearance,
+        and a proposal's element only for whoever may read that proposal (see
+        :func:`may_read_proposal`) — proposals are low-trust drafts, not content to share."""
+        if not perm.may_see(el.classification):
+            return False
+        if el.source_kind is not SourceKind.PROPOSAL:
+            return True
+        if perm.can(Action.CURATE) or perm.can(Action.AUDIT):
+            return True
+        proposal_id = uow.store.proposals_of_elements([el.element_id]).get(el.element_id)
+        p = uow.store.get_proposal(proposal_id) if proposal_id else None
+        return p is not None and may_read_proposal(perm, caller, p.proposed_by.actor_id)
 
     def scoped(
         self,
@@ -111,6 +127,15 @@ class Gate:
             raise NotFound(f"version {version_id} not found", version_id=version_id) from None
         self.readable_version(perm, el, v)
         return v, el, perm
+
+
+def may_read_proposal(perm: Permission, caller: Caller, proposer: str) -> bool:
+    """Who reads a proposal (product.md §3): curators (and publishers, admins) and auditors all
+    of them; an agent its own (made by it or for whom it acts); nobody else — to everyone else a
+    proposal, its element and its events do not exist."""
+    if perm.can(Action.CURATE) or perm.can(Action.AUDIT):
+        return True
+    return proposer in (caller.principal_id, caller.on_behalf_of) and perm.can(Action.PROPOSE)
 
 
 def _require(perm: Permission, caller: Caller, repo_key: str, action: Action) -> None:

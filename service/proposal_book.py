@@ -21,6 +21,7 @@ from domain.values import Classification, SourceKind, validate_id
 from service.authz import Caller, Permission
 from service.core import UnitOfWork, head_version, stored_element
 from service.decisions import Decisions, Pin
+from service.gate import may_read_proposal
 from service.kernel import Kernel
 from service.views import proposal_view
 from service.writer import ElementWriter, provenance
@@ -37,8 +38,9 @@ class ProposalBook:
     def load(
         self, uow: UnitOfWork, caller: Caller, proposal_id: str
     ) -> tuple[Proposal, Permission]:
-        """A proposal the caller may see: curators see all, proposers their own; the rest
-        (and a proposal on an element the caller may not see) is NOT_FOUND."""
+        """A proposal the caller may read (``gate.may_read_proposal``: curators and auditors
+        all, proposers their own); the rest, and a proposal on an element the caller may not
+        see, is NOT_FOUND."""
         validate_id(proposal_id, "prop", "proposal")
         p = uow.store.get_proposal(proposal_id)
         missing = NotFound(f"proposal {proposal_id} not found", proposal_id=proposal_id)
@@ -48,7 +50,7 @@ class ProposalBook:
             _, perm = self.k.gate.element(uow, caller, p.element_id)
         except NotFound:
             raise missing from None
-        if not (perm.can(Action.CURATE) or (is_own(p, caller) and perm.can(Action.PROPOSE))):
+        if not may_read_proposal(perm, caller, p.proposed_by.actor_id):
             raise missing
         return p, perm
 

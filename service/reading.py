@@ -8,6 +8,7 @@ shown. A stored context can later be checked (``verify_citations``) and re-run
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -17,9 +18,10 @@ from domain.permissions import Action
 from domain.values import new_id, validate_id, validate_instant
 from projection import contexts
 from projection.packaging import content_chunks
-from service.authz import Caller
+from service.authz import Caller, Permission
 from service.core import UnitOfWork, existing
 from service.event_trimming import Visibility, readable_items
+from service.gate import Gate
 from service.kernel import Kernel
 from service.read_limits import DEFAULT_MAX_NODES, DEFAULT_NEIGHBOURHOOD_HOPS, MAX_HOPS, MAX_NODES
 from service.read_pipeline import ReadPipeline
@@ -262,10 +264,11 @@ class Reading:
             access = access_levels({el.repo_key: perm})
             nodes, edges = [element_id], {}
             frontier = [element_id]
+            readable = _readable_by(self.k.gate, uow, caller, perm)
             for _ in range(hops):
                 rows = uow.store.neighbours(frontier, access, as_of, relationship_types)
                 frontier = []
-                for r in rows:
+                for r in (r for r in rows if readable(r["to"])):
                     if r["to"] not in nodes and len(nodes) <= max_nodes:
                         nodes.append(r["to"])
                         frontier.append(r["to"])
@@ -311,3 +314,19 @@ class Reading:
             "title": head.title if head else None,
             "retired": retired,
         }
+
+
+def _readable_by(
+    gate: Gate, uow: UnitOfWork, caller: Caller, perm: Permission
+) -> Callable[[str], bool]:
+    """Whether the caller may read an element by id (the gate's rule, proposals included),
+    remembered per element for one walk."""
+    seen: dict[str, bool] = {}
+
+    def readable(element_id: str) -> bool:
+        if element_id not in seen:
+            el = uow.store.get_element(element_id)
+            seen[element_id] = el is not None and gate.sees(uow, caller, perm, el)
+        return seen[element_id]
+
+    return readable
