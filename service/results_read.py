@@ -3,11 +3,15 @@ neighbourhoods — typed once for REST and MCP (see ``service.results``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from service.results import Element, Version, View
+
+JSON_TYPES = ("object", "array", "string", "number", "boolean", "null")
+"""Any JSON value, said so (a schema without a keyword constrains nothing, and strict clients
+warn about it)."""
 
 
 class ErrorDetail(BaseModel):
@@ -93,7 +97,9 @@ class ReadContext(View):
 
 
 class CitationVerdict(View):
-    citation: Any = Field(description="The citation as it was sent (checked as is).")
+    citation: Annotated[Any, WithJsonSchema({"anyOf": [{"type": t} for t in JSON_TYPES]})] = Field(
+        description="The citation as it was sent (an object when well-formed; checked as is)."
+    )
     valid: bool
     reason: str = Field(description="in_context, within_returned_excerpt, not_in_context, …")
 

@@ -3,12 +3,13 @@
 
 The scenario is synchronous; the SDK is async. One event loop runs in a background thread (an
 anyio blocking portal) and holds one open session per principal, so each tool call is one
-round trip. A tool error (``isError``) becomes a ``SurfaceError`` with the code of its
-``structuredContent.error``.
+round trip. A tool error (``isError``) becomes a ``SurfaceError`` with the code of the error
+body its second text block holds as JSON.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import ExitStack, asynccontextmanager
 from typing import Any
@@ -82,8 +83,9 @@ class McpClients:
         result = self._portal.call(client.call_tool, name, args)
         content: Any = result.structured_content
         if result.is_error:
-            error = (content or {}).get("error") if isinstance(content, dict) else None
-            text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
+            texts = [str(getattr(block, "text", "")) for block in result.content]
+            error = _error_body(texts[1]) if len(texts) > 1 else None
+            text = texts[0] if texts else ""
             if not isinstance(error, dict):
                 code, _, message = str(text).partition(": ")
                 raise SurfaceError(code or "UNKNOWN", message or str(text), "isError")
@@ -95,3 +97,12 @@ class McpClients:
     def close(self) -> None:
         """Close every session and stop the event loop."""
         self._stack.close()
+
+
+def _error_body(text: str) -> Any:
+    """The ``error`` object of a tool error's JSON text block (``None`` when it is not one)."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return None
+    return body.get("error") if isinstance(body, dict) else None

@@ -7,6 +7,7 @@ world's database as one principal; ``http_session`` connects to an app served by
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -73,3 +74,12 @@ def error_text(result: Any) -> str:
     text: str = result.content[0].text
     assert "\n" not in text
     return text
+
+
+def error_of(result: Any) -> dict[str, Any]:
+    """The error body of a failed tool result: its second text block, as JSON (an error carries
+    no structured content, which clients check against the tool's output schema)."""
+    assert result.is_error
+    assert result.structured_content is None
+    body: dict[str, Any] = json.loads(result.content[1].text)
+    return body["error"]

@@ -632,7 +632,8 @@ class McpDriver(ServiceDriver):
             out: dict[str, Any] = result.structured_content
             assert json.loads(result.content[0].text) == out
             return out
-        error = result.structured_content["error"]
+        assert result.structured_content is None  # clients check it against the output schema
+        error = json.loads(result.content[1].text)["error"]
         assert set(error) == {"code", "message", "details"}, error
         text = result.content[0].text
         assert text.startswith(f"{error['code']}: "), text

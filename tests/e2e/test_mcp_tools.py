@@ -4,6 +4,7 @@ one-line tool errors that say what to do."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -29,7 +30,7 @@ from mcp_adapter import errors
 from mcp_adapter.server import MemoryMcp, parse_resource_uri, resource_uri
 from service.authz import Caller
 from tests.conftest import World
-from tests.e2e.mcp_harness import error_text, structured, tool_names
+from tests.e2e.mcp_harness import error_of, error_text, structured, tool_names
 
 SOP = "# Testing SOP\n\n## Phases\n\nRun phase 0/1/2 tests with make test.\n"
 
@@ -166,7 +167,7 @@ def test_bad_arguments_and_forbidden_repositories_are_tool_errors(world: World) 
             f"NOT_FOUND: repository {world.repo} not found. Next: it does not exist or you may "
             "not read it; check the id or find it with memory.search."
         )
-        assert forbidden.structured_content["error"]["code"] == "NOT_FOUND"
+        assert error_of(forbidden)["code"] == "NOT_FOUND"
         hidden = await client.call_tool("memory.get_element", {"element_id": element})
         assert error_text(hidden).startswith(f"NOT_FOUND: element {element} not found")
 
@@ -242,4 +243,5 @@ def test_every_error_class_maps_to_a_one_line_tool_error_with_advice(
     assert "\n" not in text
     assert text.startswith(f"{error.code}: {error.message}. Next: ")
     assert advice in text
-    assert result.structured_content == {"error": error.to_dict()}
+    assert result.structured_content is None
+    assert json.loads(result.content[1].text) == {"error": error.to_dict()}  # type: ignore[union-attr]
