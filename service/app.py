@@ -128,7 +128,7 @@ class MemoryService:
     health = Op("index", IndexAdmin.health)
     open_proposal_counts = Op("index", IndexAdmin.open_proposal_counts)
 
-    @classmethod
-    def operations(cls) -> list[str]:
-        """The names of every operation."""
-        return [name for name, value in vars(cls).items() if isinstance(value, Op)]
+
+def operations() -> list[str]:
+    """The names of every operation of the facade, in the order it declares them."""
+    return [name for name, value in vars(MemoryService).items() if isinstance(value, Op)]
