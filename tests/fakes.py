@@ -13,7 +13,9 @@ add.
 ``FakeDatabase`` keeps the committed state; each ``FakeUnitOfWork`` works on a copy that its
 commit publishes, and leaving without commit drops it (the rollback default). mypy checks the
 fakes against the ports (``FakeStore`` against every method it implements, ``FakeUnitOfWork``
-against ``service.core.UnitOfWork``) — see the end of this module.
+against ``service.core.UnitOfWork``) — see the end of this module; ``FakeReadStore`` is checked
+against ``ReadModelStore`` and ``ReadContextStore`` in full at the end of its own module, and
+``tests/integration/test_fake_read_store_contract.py`` compares its rows with the SQL store's.
 """
 
 from __future__ import annotations
