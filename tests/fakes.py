@@ -3,14 +3,19 @@
 ``FakeStore`` implements the write side's core concerns — repositories, grants, elements and
 versions, relationships, baselines and the published pointer, proposals — with the semantics
 the SQL store has (compare-and-swap heads, pointers and proposal statuses; copies out, so an
-object changed by a use case is stored only when the use case saves it). The other concerns
-(read model, read contexts, ingest, index outbox, tokens, audit reads) raise
-``NotImplementedError`` naming the method: a test that reaches one says what to add.
+object changed by a use case is stored only when the use case saves it), and the read side —
+the read model's selections and the stored read contexts — through its mixin
+``tests.fakes_read.FakeReadStore``. Of the index concerns it keeps only the chunk rows (an
+erasure clears them). The other concerns (ingest, the index outbox's reads, tokens, audit
+reads) raise ``NotImplementedError`` naming the method: a test that reaches one says what to
+add.
 
 ``FakeDatabase`` keeps the committed state; each ``FakeUnitOfWork`` works on a copy that its
 commit publishes, and leaving without commit drops it (the rollback default). mypy checks the
 fakes against the ports (``FakeStore`` against every method it implements, ``FakeUnitOfWork``
-against ``service.core.UnitOfWork``) — see the end of this module.
+against ``service.core.UnitOfWork``) — see the end of this module; ``FakeReadStore`` is checked
+against ``ReadModelStore`` and ``ReadContextStore`` in full at the end of its own module, and
+``tests/integration/test_fake_read_store_contract.py`` compares its rows with the SQL store's.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from domain.model import (
 from domain.permissions import GrantRecord
 from domain.repository import Repository
 from domain.values import RepoRef, SourceKind
+from tests.fakes_read import FakeReadStore
 
 
 @dataclass(frozen=True)
@@ -65,9 +71,11 @@ class FakeState:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     idempotency: dict[tuple[str, str, str], FakeIdempotency] = field(default_factory=dict)
     index_outbox: list[tuple[str, str | None, datetime]] = field(default_factory=list)
+    read_contexts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    chunks: dict[str, dict[str, Any]] = field(default_factory=dict)  # chunk_id → chunk row
 
 
-class FakeStore:
+class FakeStore(FakeReadStore):
     """The store ports over a ``FakeState`` (one unit of work's working copy)."""
 
     def __init__(self, state: FakeState, before_cas: Callable[[FakeState, str], None] | None):
@@ -342,6 +350,14 @@ class FakeStore:
         self.state.idempotency[(repo_key, principal, key)] = FakeIdempotency(
             fingerprint, proposal_id, at
         )
+
+    # -- IndexOutboxStore (the chunk rows only) --------------------------------------------
+    def replace_chunk_rows(self, version_ids: Sequence[str], rows: list[dict[str, Any]]) -> None:
+        keep, of = {r["chunk_id"] for r in rows}, set(version_ids)
+        self.state.chunks = {
+            k: c for k, c in self.state.chunks.items() if c["version_id"] not in of or k in keep
+        }
+        self.state.chunks.update((r["chunk_id"], dict(r)) for r in rows)
 
 
 class FakeDatabase:
