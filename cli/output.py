@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, OverflowMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -82,6 +82,12 @@ def block(text: str | None, title: str | None = None) -> None:
         console.print(Text(text.rstrip("\n")), soft_wrap=True)
 
 
+FLEXIBLE = frozenset({"summary", "title", "subject", "reason", "purpose", "name"})
+"""Columns of free text: in a narrow terminal they are shortened (with …) so the others fit."""
+MIN_FLEXIBLE = 12
+GAP = 3  # characters between two columns of the table style used
+
+
 def table(
     rows: Sequence[Mapping[str, Any]],
     columns: Sequence[tuple[str, str]],
@@ -90,17 +96,44 @@ def table(
 ) -> None:
     """A compact table of ``rows`` with ``(key, header)`` columns; ``empty`` when there are none.
 
-    A key may be dotted (``proposed_by.actor_id``) to reach into nested objects.
+    A key may be dotted (``proposed_by.actor_id``) to reach into nested objects. Ids, states and
+    instants are never cut, in any width or when piped (a copied id must work): only free-text
+    columns (:data:`FLEXIBLE`) shrink, and when even the rest does not fit, each row is printed
+    as a block of ``header  value`` lines instead.
     """
     if not rows:
         line(empty, style="dim")
         return
+    cells = [[show(pick(row, key)) for key, _ in columns] for row in rows]
+    widths = [
+        max(len(header), *(len(c[i]) for c in cells)) for i, (_, header) in enumerate(columns)
+    ]
+    flexible = [key.rsplit(".", 1)[-1] in FLEXIBLE for key, _ in columns]
+    console = _console()
+    fixed = sum(w for w, flex in zip(widths, flexible, strict=True) if not flex)
+    room = console.width - fixed - GAP * (len(columns) - 1)  # what free text may take
+    free = sum(flexible)
+    if (free and room < free * MIN_FLEXIBLE) or (not free and room < 0):
+        _records(cells, [header for _, header in columns])
+        return
+    share = room // free if free else 0
     tbl = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
-    for _, header in columns:
-        tbl.add_column(header, no_wrap=True, overflow="fold")
-    for row in rows:
-        tbl.add_row(*(show(pick(row, key)) for key, _ in columns))
-    _console().print(tbl)
+    for (_, header), width, flex in zip(columns, widths, flexible, strict=True):
+        if flex:
+            width = min(width, share)
+        overflow: OverflowMethod = "ellipsis" if flex else "fold"
+        tbl.add_column(header, no_wrap=True, overflow=overflow, min_width=width, max_width=width)
+    for row_cells in cells:
+        tbl.add_row(*row_cells)
+    console.print(tbl)
+
+
+def _records(cells: Sequence[Sequence[str]], headers: Sequence[str]) -> None:
+    """Rows as blocks of aligned ``header  value`` lines (a table too wide for the terminal)."""
+    for n, row_cells in enumerate(cells):
+        if n:
+            line("")
+        fields(zip(headers, row_cells, strict=True), indent=0)
 
 
 def pick(row: Mapping[str, Any], key: str) -> Any:

@@ -1,0 +1,44 @@
+"""Tables for people never cut an id (issue 14): `proposal list` in a terminal 80, 120 or 160
+columns wide and piped — a copied id must work — with free text shortened instead, or rows as
+blocks when even the ids do not fit."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+SUMMARY = "tighten the phase descriptions and add the rollback checklist " * 3
+
+
+@pytest.fixture
+def queue(repo, files):
+    element, v1 = repo.canonical()
+    ids = []
+    for n in range(3):
+        body = files(f"b{n}.md", f"# Testing SOP\n\nRun it, take {n}.\n")
+        out = repo.cli.ok(
+            "propose", "--repo", repo.key, "--element", element, "--target-version", v1,
+            "--body-file", body, "--summary", f"{n}: {SUMMARY}", as_=repo.agent,
+        )  # fmt: skip
+        ids.append(out["proposal_id"])
+    return ids
+
+
+@pytest.mark.parametrize("columns", ["80", "120", "160", None])
+def test_proposal_list_shows_whole_ids_in_any_width_and_piped(
+    repo, queue, monkeypatch, columns
+) -> None:
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)  # piped: no terminal width
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    result = repo.cli("proposal", "list", "--repo", repo.key, as_=repo.curator)
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    for proposal_id in queue:
+        assert re.search(rf"(?<![\\w]){proposal_id}(?![\\w])", out), (columns, out)
+    assert "OPEN" in out
+    assert re.search(r"\bstatus\b", out)  # headers whole too, as a header or a label
+    if columns is not None:
+        assert max(len(line) for line in out.splitlines()) <= int(columns), out
