@@ -7,8 +7,10 @@ prints the result. Failures become one line on stderr and an exit code from the 
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -84,6 +86,17 @@ class AmeideGroup(TyperGroup):
             return code
         sys.exit(code)
 
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; a reader that stops reading (``ameide element show EL | head -1``)
+        ends it quietly with success, as it would a pager."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # the exit flush must not fail again
+            os.close(devnull)
+            return EXIT_OK
+
 
 def _wants_json(state: CliState, argv: list[str]) -> bool:
     # A usage error can stop parsing before the --json flag is read, so look at the words too.
@@ -108,6 +121,12 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"ameide {package_version('ameide-memory')}")
+        raise typer.Exit(EXIT_OK)
 
 
 @app.callback()
@@ -164,6 +183,15 @@ def main(
         ),
     ] = None,
     json_: JsonFlag = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the version of ameide and exit.",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
 ) -> None:
     """Global options (each also an AMEIDE_* environment variable)."""
     state = session(ctx, json_)

@@ -22,11 +22,19 @@ from edge.errors import error_body, one_line
 NONE = "-"
 
 
+class _Console(Console):
+    """Rich's console, but a reader that stops reading is not a failure: the broken pipe goes
+    up as ``BrokenPipeError``, which the CLI ends with success (rich itself exits 1)."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
 def _console() -> Console:
     """A console bound to the current stdout (test runners swap it); wide when piped, so ids
     and timestamps are never folded in logs."""
     width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS") or 200)
-    return Console(file=sys.stdout, highlight=False, markup=False, emoji=False, width=width)
+    return _Console(file=sys.stdout, highlight=False, markup=False, emoji=False, width=width)
 
 
 def print_json(document: Any) -> None:

@@ -89,3 +89,38 @@ def test_the_home_is_private_to_its_owner(tmp_path):
     loose.chmod(0o644)  # a database made by an older version is tightened on the next start
     assert run("index", "status", home=home).returncode == 0
     assert loose.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_reader_that_stops_reading_ends_the_command_quietly(tmp_path, as_json):
+    """``ameide element show EL | head -1``: a closed pipe is not a failure (exit 0, nothing on
+    stderr), for people's output and for JSON."""
+    home = tmp_path / "home"
+    assert run("init", "--admin", "user:admin", home=home).returncode == 0
+    assert run("repo", "create", "acme/eng/platform", home=home).returncode == 0
+    body = tmp_path / "big.md"
+    body.write_text("# Big\n\n" + "a line of the runbook\n" * 20_000, encoding="utf-8")
+    created = run(
+        "element", "create", "--repo", "acme/eng/platform", "--title", "Big",
+        "--body-file", str(body), "--json", home=home,
+    )  # fmt: skip
+    element_id = json.loads(created.stdout)["element"]["element_id"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AMEIDE_")}
+    env["AMEIDE_HOME"] = str(home)
+    args = [str(AMEIDE), "element", "show", element_id, *(["--json"] if as_json else [])]
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as proc:
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        proc.stdout.readline()  # like `head -1`: read one line, then go away
+        proc.stdout.close()
+        stderr = proc.stderr.read()
+        code = proc.wait(timeout=120)
+    assert (code, stderr) == (0, b"")
+
+
+def test_version_prints_the_package_version(tmp_path):
+    from importlib.metadata import version
+
+    result = run("--version", home=tmp_path / "home")
+    assert (result.returncode, result.stdout) == (0, f"ameide {version('ameide-memory')}\n")
+    assert not (tmp_path / "home").exists()  # it touches nothing
