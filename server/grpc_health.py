@@ -1,0 +1,37 @@
+"""``grpc.health.v1.Health`` for probes (``grpc_health_probe``, Kubernetes): each of our services,
+and the server as a whole (``""``), is SERVING when the service is ready — the database answers
+and the keyword index has applied every commit (``MemoryService.health``) — and NOT_SERVING
+while it is not. The status is read at each ``Check``, so it never goes stale; ``Watch``
+streams it as the base class does. It needs no token (a public service of the auth interceptor).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2
+
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+class ReadinessHealth(health.HealthServicer):  # type: ignore[misc]
+    """Health of ``services`` (and of the server, ``""``) from the service's readiness."""
+
+    def __init__(self, service: Any, services: Iterable[str]) -> None:
+        super().__init__()
+        self._service = service
+        self._names = ("", *services)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Read the readiness now and publish it for every service (watchers are told)."""
+        ready = bool(self._service.health()["ready"])
+        for name in self._names:
+            self.set(name, SERVING if ready else NOT_SERVING)
+
+    def Check(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802 - gRPC
+        self.refresh()
+        return super().Check(request, context)
