@@ -13,7 +13,7 @@ from cli.session import redact, schema_head, session
 
 PANEL = "Setup and access"
 
-repo_app = typer.Typer(help="Create repositories.", no_args_is_help=True)
+repo_app = typer.Typer(help="Create and list repositories.", no_args_is_help=True)
 token_app = typer.Typer(help="Bearer tokens for the network surfaces.", no_args_is_help=True)
 hold_app = typer.Typer(
     help="Legal hold: no retirement or erasure while held.", no_args_is_help=True
@@ -45,6 +45,7 @@ ScopeGlobal = Annotated[bool, typer.Option("--global", help="Scope: everything."
 def register(app: typer.Typer) -> None:
     """Attach this group's commands to the root app."""
     app.command("init", rich_help_panel=PANEL)(init)
+    app.command("whoami", rich_help_panel=PANEL)(whoami)
     app.add_typer(repo_app, name="repo", rich_help_panel=PANEL)
     app.command("grant", rich_help_panel=PANEL)(grant)
     app.command("revoke", rich_help_panel=PANEL)(revoke)
@@ -91,6 +92,49 @@ def _show_init(r: dict[str, Any]) -> None:
             ("config", f"{r['config']} (default principal)"),
         ]
     output.fields(rows)
+
+
+def whoami(ctx: typer.Context, json_: JsonFlag = False) -> None:
+    """Who you are to the service: principal, on behalf of whom, purpose, your grants (role,
+    scope, clearance) and whether you are a global admin."""
+    s = session(ctx, json_)
+    s.emit(s.service.whoami(s.caller), _show_whoami)
+
+
+def _show_whoami(w: dict[str, Any]) -> None:
+    output.fields(
+        [
+            ("principal", w["principal_id"]),
+            ("on behalf of", w["on_behalf_of"]),
+            ("purpose", w["purpose"]),
+            ("global admin", w["global_admin"]),
+        ],
+        indent=0,
+    )
+    output.table(
+        w["grants"], [("role", "role"), ("scope", "scope"), ("clearance", "clearance")],
+        empty="no grants",
+    )  # fmt: skip
+
+
+@repo_app.command("list")
+def repo_list(ctx: typer.Context, json_: JsonFlag = False) -> None:
+    """The repositories you may read: what you may do there, up to which classification you
+    read, and whether a legal hold is on."""
+    s = session(ctx, json_)
+    s.emit(
+        s.service.list_repositories(s.caller),
+        lambda rows: output.table(
+            [{**r, "actions": ",".join(r["actions"])} for r in rows],
+            [
+                ("repository_id", "repository"),
+                ("read_clearance", "reads up to"),
+                ("legal_hold", "legal hold"),
+                ("actions", "you may"),
+            ],
+            empty="no repository you may read",
+        ),
+    )
 
 
 @repo_app.command("create")

@@ -74,6 +74,45 @@ def _show_created(r: dict[str, Any]) -> None:
     output.fields([("version", f"{v['version_id']} (seq {v['seq']}) {v['title']!r}")])
 
 
+@element_app.command("list")
+def element_list(
+    ctx: typer.Context,
+    repo: Repo,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=200, help="At most this many elements.")
+    ] = 50,
+    cursor: Annotated[
+        str | None,
+        typer.Option(
+            "--cursor", metavar="ELEMENT_ID", help="Continue after a page (its next cursor)."
+        ),
+    ] = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Canonical pages and evidence of a repository you may read, in id order, a page at a time:
+    id, title, kind, trust, classification, head."""
+    s = session(ctx, json_)
+    s.emit(s.service.list_elements(s.caller, repo, limit=limit, cursor=cursor), _show_page)
+
+
+def _show_page(page: dict[str, Any]) -> None:
+    output.table(
+        page["elements"],
+        [
+            ("element_id", "element"),
+            ("source_kind", "trust"),
+            ("classification", "classification"),
+            ("element_kind", "kind"),
+            ("head_version_id", "head"),
+            ("retired_at", "retired"),
+            ("title", "title"),
+        ],
+        empty="no elements you may read",
+    )
+    if page["next_cursor"]:
+        output.line(f"more: --cursor {page['next_cursor']}", style="dim")
+
+
 @element_app.command("show")
 def element_show(
     ctx: typer.Context,

@@ -21,6 +21,7 @@ from service.clock import Clock
 from service.core import UowFactory
 from service.curation import Curation
 from service.decisions import Decisions
+from service.discovery import Discovery
 from service.elements import Elements
 from service.erasure import Erasure
 from service.evaluation import Evaluation
@@ -64,6 +65,7 @@ def compose(
         publishing=Publishing(k, decisions),
         history=History(k),
         admin=Admin(k, tokens),
+        discovery=Discovery(k),
         tokens=tokens,
         index=IndexAdmin(k, indexer, semantic),
         erasure=Erasure(k),

@@ -13,6 +13,7 @@ from typing import Concatenate, Generic, ParamSpec, TypeVar
 
 from service.admin import Admin
 from service.curation import Curation
+from service.discovery import Discovery
 from service.elements import Elements
 from service.erasure import Erasure
 from service.evaluation import Evaluation
@@ -39,6 +40,7 @@ class UseCases:
     publishing: Publishing
     history: History
     admin: Admin
+    discovery: Discovery
     tokens: TokenRegistry
     index: IndexAdmin
     erasure: Erasure
@@ -109,6 +111,10 @@ class MemoryService:
     ingest_backlog = Op("ingest", Ingest.ingest_backlog)
     ingest_status = Op("ingest", Ingest.ingest_status)
     routing_explain = Op("ingest", Ingest.routing_explain)
+    # discovery
+    whoami = Op("discovery", Discovery.whoami)
+    list_repositories = Op("discovery", Discovery.list_repositories)
+    list_elements = Op("discovery", Discovery.list_elements)
     # tenancy, identity, legal hold
     bootstrap_admin = Op("admin", Admin.bootstrap_admin)
     create_repository = Op("admin", Admin.create_repository)

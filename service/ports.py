@@ -194,6 +194,9 @@ class AuditStore(Protocol):
 class ReadModelStore(Protocol):
     """The read side's queries: selections as version sets, trimmed to ``access`` in SQL."""
 
+    def element_page(
+        self, access: Access, after: str | None, limit: int
+    ) -> list[dict[str, Any]]: ...
     def latest_versions(
         self, access: Access, source_kind: str, at: datetime | None
     ) -> list[Row]: ...

@@ -81,6 +81,35 @@ class ReadStore:
     conn: Connection
 
     # -- selections ------------------------------------------------------------------------
+    def element_page(self, access: Access, after: str | None, limit: int) -> list[dict[str, Any]]:
+        """Readable canonical and evidence elements in ``element_id`` order after ``after``, at
+        most ``limit``, each with its head version's title (trimmed to ``access`` in SQL, so a
+        page is always full when more readable elements exist)."""
+        q = (
+            sa.select(
+                _E.element_id,
+                _E.repo_key,
+                _E.element_kind,
+                _E.type_key,
+                _E.source_kind,
+                _E.classification,
+                _E.head_version_id,
+                _E.retired_at,
+                _V.title,
+            )
+            .select_from(t.elements.join(t.element_versions, _V.version_id == _E.head_version_id))
+            .where(
+                _readable(access),
+                _version_readable(access),
+                _E.source_kind.in_(READABLE_KINDS),
+            )
+            .order_by(_E.element_id)
+            .limit(limit)
+        )
+        if after is not None:
+            q = q.where(_E.element_id > after)
+        return [dict(r._mapping) for r in self.conn.execute(q)]
+
     def latest_versions(
         self, access: Access, source_kind: str, at: datetime | None
     ) -> list[Mapping[Any, Any]]:

@@ -84,6 +84,31 @@ class FakeReadStore:
         }
 
     # -- ReadModelStore: selections --------------------------------------------------------
+    def element_page(self, access: Access, after: str | None, limit: int) -> list[dict[str, Any]]:
+        rows = []
+        for el in sorted(self.state.elements.values(), key=lambda e: e.element_id):
+            if after is not None and el.element_id <= after:
+                continue
+            v = self.state.versions.get(el.head_version_id or "")
+            if v is None or el.source_kind.value not in READABLE_KINDS:
+                continue
+            if not (_readable(el, access) and _version_readable(el, v, access)):
+                continue
+            rows.append(
+                {
+                    "element_id": el.element_id,
+                    "repo_key": el.repo_key,
+                    "element_kind": el.element_kind,
+                    "type_key": el.type_key,
+                    "source_kind": el.source_kind.value,
+                    "classification": el.classification.value,
+                    "head_version_id": el.head_version_id,
+                    "retired_at": el.retired_at,
+                    "title": v.title,
+                }
+            )
+        return rows[:limit]
+
     def latest_versions(self, access: Access, source_kind: str, at: datetime | None) -> list[Row]:
         out: list[Row] = []
         for el in sorted(self.state.elements.values(), key=lambda e: e.element_id):

@@ -42,3 +42,30 @@ def test_proposal_list_shows_whole_ids_in_any_width_and_piped(
     assert re.search(r"\bstatus\b", out)  # headers whole too, as a header or a label
     if columns is not None:
         assert max(len(line) for line in out.splitlines()) <= int(columns), out
+
+
+def test_whoami_repo_list_and_element_list_for_a_new_user(repo) -> None:
+    cli = repo.cli
+    for n in range(3):
+        repo.canonical(body=f"# Testing SOP\n\nTake {n}.\n")
+    me = cli.ok("whoami", as_=repo.curator)
+    assert me["principal_id"] == repo.curator
+    assert {"role": "curator", "scope": repo.key, "clearance": "internal"} in me["grants"]
+    people = cli("whoami", as_=repo.curator)
+    assert "curator" in people.stdout
+    assert repo.key in people.stdout
+
+    assert [r["repository_id"] for r in cli.ok("repo", "list", as_=repo.curator)] == [repo.key]
+    assert repo.key in cli("repo", "list", as_=repo.curator).stdout
+
+    first = cli.ok("element", "list", "--repo", repo.key, "--limit", "2", as_=repo.curator)
+    assert len(first["elements"]) == 2
+    rest = cli.ok(
+        "element", "list", "--repo", repo.key, "--cursor", first["next_cursor"], as_=repo.curator
+    )
+    assert len(rest["elements"]) == 1
+    assert rest["next_cursor"] is None
+    shown = cli("element", "list", "--repo", repo.key, "--limit", "2", as_=repo.curator)
+    assert f"more: --cursor {first['next_cursor']}" in shown.stdout
+    for e in first["elements"]:
+        assert e["element_id"] in shown.stdout
