@@ -33,3 +33,6 @@ class Health(View):
     status: str = Field(description="ok, or degraded when the index lags behind.")
     principal: str
     index: dict[str, Any] | None
+    repositories: list[str] = Field(
+        description="The repositories you may read (TENANT/ORG/REPO): use them as repository."
+    )

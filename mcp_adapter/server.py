@@ -34,6 +34,7 @@ from mcp_types import (
     PaginatedRequestParams,
     ReadResourceRequestParams,
     ReadResourceResult,
+    Resource,
     ResourceTemplate,
     TextContent,
     TextResourceContents,
@@ -41,7 +42,7 @@ from mcp_types import (
 )
 from pydantic import ValidationError
 
-from domain.errors import AmeideError, NotFound
+from domain.errors import AmeideError, InvalidArgument, NotFound
 from mcp_adapter import errors
 from mcp_adapter.tools import TOOLS, ToolSpec
 from service.app import MemoryService
@@ -184,8 +185,17 @@ class MemoryMcp:
     async def list_resources(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
-        """No enumeration: versions are addressed through the template, ids come from tools."""
-        return ListResourcesResult(resources=[])
+        """The head version of every element the caller may read, repository by repository, a
+        page at a time (the cursor is opaque to clients: ``REPOSITORY|ELEMENT_ID``)."""
+        cursor = params.cursor if params is not None else None
+        try:
+            caller = self.caller_of(ctx)
+            listed, next_cursor = await anyio.to_thread.run_sync(
+                lambda: _resource_page(self.service, caller, cursor)
+            )
+        except AmeideError as exc:
+            raise MCPError(INVALID_PARAMS, f"{exc.code}: {exc.message}") from None
+        return ListResourcesResult(resources=listed, next_cursor=next_cursor)
 
     async def list_resource_templates(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
@@ -229,6 +239,49 @@ class MemoryMcp:
                 )
             ]
         )
+
+
+RESOURCE_PAGE = 50
+
+
+def _resource_page(
+    service: MemoryService, caller: Caller, cursor: str | None
+) -> tuple[list[Resource], str | None]:
+    """One page of resources after ``cursor`` and the cursor of the next (``None``: the end)."""
+    repositories = [r["repository_id"] for r in service.list_repositories(caller)]
+    start_repo, _, after = (cursor or "").partition("|")
+    if cursor and start_repo not in repositories:
+        raise InvalidArgument("cursor is not one this server returned", field="cursor")
+    todo = repositories[repositories.index(start_repo) :] if cursor else repositories
+    out: list[Resource] = []
+    for repo in todo:
+        element_cursor = after if cursor and repo == start_repo and after else None
+        while len(out) < RESOURCE_PAGE:
+            page = service.list_elements(
+                caller, repo, limit=RESOURCE_PAGE - len(out), cursor=element_cursor
+            )
+            out += [_resource(repo, e) for e in page["elements"]]
+            element_cursor = page["next_cursor"]
+            if element_cursor is None:
+                break
+        if len(out) >= RESOURCE_PAGE:
+            last = element_cursor or ""
+            following = repositories.index(repo) + 1
+            if last:
+                return out, f"{repo}|{last}"
+            return out, f"{repositories[following]}|" if following < len(repositories) else None
+    return out, None
+
+
+def _resource(repo: str, e: dict[str, Any]) -> Resource:
+    return Resource(
+        name=e["element_id"],
+        title=e["title"],
+        uri=resource_uri(repo, e["element_id"], e["head_version_id"]),
+        description=f"{e['source_kind'].lower()} {e['element_kind'].lower()} in {repo} "
+        f"({e['classification']}), head version",
+        mime_type="text/markdown",
+    )
 
 
 def _success(result: Any) -> CallToolResult:

@@ -103,6 +103,7 @@ def _health(svc: MemoryService, caller: Caller, _: inputs.NoArgs) -> dict[str, A
         "status": "ok" if health["ready"] else "degraded",
         "principal": caller.principal_id,
         "index": health["index"],
+        "repositories": [r["repository_id"] for r in svc.list_repositories(caller)],
     }
 
 
@@ -220,8 +221,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "memory.health",
         "Health",
-        "Check that the memory server answers, who you are connected as, and whether the "
-        "search index is up to date (status ok or degraded).",
+        "Check that the memory server answers, who you are connected as, which repositories "
+        "you may read, and whether the search index is up to date (status ok or degraded).",
         inputs.NoArgs,
         outputs.Health,
         READ_ONLY,

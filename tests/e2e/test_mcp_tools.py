@@ -245,3 +245,39 @@ def test_every_error_class_maps_to_a_one_line_tool_error_with_advice(
     assert advice in text
     assert result.structured_content is None
     assert json.loads(result.content[1].text) == {"error": error.to_dict()}  # type: ignore[union-attr]
+
+
+def test_resources_list_what_the_caller_may_read_a_page_at_a_time(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mcp_adapter.server as mcp_server
+
+    monkeypatch.setattr(mcp_server, "RESOURCE_PAGE", 2)
+    ids = {world.canonical(title=f"Page {n}", body=f"# Page {n}\n")[0] for n in range(3)}
+    secret = world.svc.create_element(
+        world.admin, world.repo, title="Secret", body="# Secret\n", classification="confidential"
+    )["element"]["element_id"]
+
+    async def scenario(client: Client) -> None:
+        listed, cursor, pages = [], None, 0
+        while True:
+            page = (
+                await client.list_resources(cursor=cursor)
+                if cursor
+                else await client.list_resources()
+            )
+            assert len(page.resources) <= 2
+            listed += page.resources
+            pages += 1
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        assert pages == 2
+        assert {r.name for r in listed} == ids  # the confidential page is not listed
+        assert secret not in {r.name for r in listed}
+        read = await client.read_resource(str(listed[0].uri))  # each URI reads back
+        assert read.contents[0].text.startswith("# Page")  # type: ignore[union-attr]
+        health = await client.call_tool("memory.health", {})
+        assert structured(health)["repositories"] == [world.repo]
+
+    _run(world, world.reader, scenario)
