@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -35,6 +34,7 @@ from cli.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, USAGE_ERROR_CODE, exi
 from cli.options import JsonFlag
 from cli.session import CliState, session
 from domain.errors import AmeideError
+from edge.version import package_version
 
 try:  # recent Typer releases vendor Click privately; older ones use Click itself
     from typer._click.exceptions import ClickException, NoArgsIsHelpError
@@ -125,7 +125,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"ameide {package_version('ameide-memory')}")
+        typer.echo(f"ameide {package_version()}")
         raise typer.Exit(EXIT_OK)
 
 

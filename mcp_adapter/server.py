@@ -43,6 +43,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from domain.errors import AmeideError, InvalidArgument, NotFound
+from edge.version import package_version
 from mcp_adapter import errors
 from mcp_adapter.tools import TOOLS, ToolSpec
 from service.app import MemoryService
@@ -120,7 +121,7 @@ class MemoryMcp:
         """A low-level SDK server wired to these handlers."""
         return Server(
             SERVER_NAME,
-            version="1",
+            version=package_version(),
             instructions=INSTRUCTIONS,
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,

@@ -23,6 +23,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 
 from domain.errors import Unauthenticated
+from edge.version import package_version
 from server import (
     rest_admin,
     rest_audit,
@@ -43,7 +44,6 @@ from server.rest_observe import Metrics, ObserveMiddleware
 from service.app import MemoryService
 from service.settings import Settings
 
-API_VERSION = "1"
 MAX_BODY_BYTES = 8 * 1024 * 1024
 """Largest request body: a 2 MiB element body plus JSON escaping and the other fields."""
 DESCRIPTION = """\
@@ -89,7 +89,7 @@ def create_app(
     """
     app = FastAPI(
         title="Ameide Memory",
-        version=API_VERSION,
+        version=package_version(),
         description=DESCRIPTION,
         openapi_url="/openapi.json",
         docs_url="/docs",
