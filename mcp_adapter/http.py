@@ -72,8 +72,10 @@ class McpGuard:
         require_auth: bool,
         local_principal: str | None,
         allowed_origins: list[str],
+        path: str = "/mcp",
     ) -> None:
         self.app = app
+        self.path = path
         self.service = service
         self.require_auth = require_auth
         self.local_principal = local_principal
@@ -89,6 +91,9 @@ class McpGuard:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
+        if scope.get("path", "").startswith(METADATA_PATH):
+            await _json(send, 200, resource_metadata(scope, self.path))
+            return
         origin = headers.get("origin")
         if origin and not origin_allowed(origin, self.allowed_origins):
             denied = PermissionDenied(
@@ -100,7 +105,7 @@ class McpGuard:
         try:
             scope[IDENTITY_KEY] = await self._identity(headers)
         except Unauthenticated as exc:
-            await _refuse(send, exc)
+            await _refuse(send, exc, _base_url(scope) + METADATA_PATH)
             return
         await self.app(scope, receive, send)
 
@@ -119,14 +124,46 @@ class McpGuard:
         return who
 
 
-async def _refuse(send: Send, error: AmeideError) -> None:
+async def _refuse(send: Send, error: AmeideError, metadata_url: str | None = None) -> None:
     status = rule_for(error).http_status
-    body = json.dumps(error_body(error.code, error.message, error.details)).encode()
+    extra = []
+    if status == 401:  # RFC 6750, and RFC 9728's pointer to what kind of resource this is
+        challenge = f'Bearer resource_metadata="{metadata_url}"' if metadata_url else "Bearer"
+        extra.append((b"www-authenticate", challenge.encode()))
+    await _json(send, status, error_body(error.code, error.message, error.details), extra)
+
+
+async def _json(
+    send: Send, status: int, document: Any, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    body = json.dumps(document).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
-    if status == 401:
-        headers.append((b"www-authenticate", b"Bearer"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send(
+        {"type": "http.response.start", "status": status, "headers": headers + (extra or [])}
+    )
     await send({"type": "http.response.body", "body": body})
+
+
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+"""OAuth protected-resource metadata (RFC 9728): what a client that probes learns — this server
+takes bearer tokens in the Authorization header (minted with ``ameide token create``) and names
+no authorization server, so no OAuth flow is started."""
+
+
+def resource_metadata(scope: Scope, mcp_path: str) -> dict[str, Any]:
+    """The RFC 9728 document for the MCP endpoint of this request's origin."""
+    return {
+        "resource": _base_url(scope) + mcp_path,
+        "bearer_methods_supported": ["header"],
+        "resource_name": "Ameide Memory",
+        "resource_documentation": "mint a token with `ameide token create PRINCIPAL` and send "
+        "'Authorization: Bearer amt_…'; no OAuth authorization server is used",
+    }
+
+
+def _base_url(scope: Scope) -> str:
+    host = Headers(scope=scope).get("host") or "localhost"
+    return f"{scope.get('scheme', 'http')}://{host}"
 
 
 def http_caller(ctx: ServerRequestContext[Any]) -> Caller:
@@ -180,4 +217,5 @@ def create_http_app(
         require_auth=require_auth,
         local_principal=settings.principal,
         allowed_origins=origins,
+        path=cfg.path,
     )

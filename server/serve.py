@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from domain.errors import InvalidArgument
 from edge.network import is_loopback
-from mcp_adapter.http import create_http_app
+from mcp_adapter.http import METADATA_PATH, create_http_app
 from mcp_adapter.settings import McpSettings
 from server.grpc_calls import Behavior, current_call, wrap_unary
 from server.grpc_server import create_grpc_server
@@ -101,7 +101,8 @@ class Endpoints:
 
 
 class HttpSurfaces:
-    """One ASGI app for REST and MCP: ``/mcp`` goes to MCP, everything else to REST.
+    """One ASGI app for REST and MCP: ``/mcp`` (and the MCP endpoint's OAuth protected-resource
+    metadata) goes to MCP, everything else to REST.
 
     The MCP transport needs its session manager running, so this app's lifespan runs it.
     """
@@ -117,7 +118,7 @@ class HttpSurfaces:
             await self._lifespan(receive, send)
             return
         path = scope.get("path", "")
-        if path == self.mcp_path or path.startswith(self.mcp_path + "/"):
+        if path == self.mcp_path or path.startswith((self.mcp_path + "/", METADATA_PATH)):
             await self.mcp_edge(scope, receive, send)
         else:
             await self.rest(scope, receive, send)

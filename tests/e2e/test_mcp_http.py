@@ -108,8 +108,27 @@ def test_a_request_without_a_valid_token_is_refused_with_401(
     headers = {**JSON_HEADERS, **({"Authorization": authorization} if authorization else {})}
     response = httpx.post(mcp_url, json=INITIALIZE, headers=headers)
     assert response.status_code == 401
-    assert response.headers["www-authenticate"] == "Bearer"
+    base = mcp_url.removesuffix("/mcp")
+    assert response.headers["www-authenticate"] == (
+        f'Bearer resource_metadata="{base}/.well-known/oauth-protected-resource"'
+    )
     assert response.json()["error"]["code"] == "UNAUTHENTICATED"
+
+
+def test_a_client_that_probes_learns_the_server_takes_bearer_tokens(mcp_url: str) -> None:
+    """RFC 9728: the protected-resource metadata names the MCP endpoint and bearer tokens in the
+    header, and no authorization server, so a client does not start an OAuth flow."""
+    base = mcp_url.removesuffix("/mcp")
+    for path in (
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ):
+        response = httpx.get(base + path)
+        assert response.status_code == 200, path
+        metadata = response.json()
+        assert metadata["resource"] == mcp_url
+        assert metadata["bearer_methods_supported"] == ["header"]
+        assert "authorization_servers" not in metadata
 
 
 def test_the_sdk_client_cannot_connect_without_a_token(mcp_url: str) -> None:

@@ -76,6 +76,11 @@ def test_an_mcp_request_without_a_token_is_refused_by_the_composed_server(
     _, endpoints = served
     response = httpx.post(endpoints.mcp, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert response.status_code == 401
+    metadata_url = endpoints.mcp.removesuffix("/mcp") + "/.well-known/oauth-protected-resource"
+    assert response.headers["www-authenticate"] == f'Bearer resource_metadata="{metadata_url}"'
+    metadata = httpx.get(metadata_url)  # routed to MCP, not to REST's 404
+    assert metadata.status_code == 200
+    assert metadata.json()["resource"] == endpoints.mcp
 
 
 LAUNCH_CLI = """
