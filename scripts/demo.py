@@ -233,22 +233,18 @@ def serve(home: str, repo: str) -> None:
     grpc_port = os.environ.get("AMEIDE_GRPC_PORT", "50051")
     agent = query("token", "create", AGENT, as_=ADMIN)["token"]
     curator = query("token", "create", CURATOR, as_=ADMIN)["token"]
-    mcp_url = f"http://{host}:{port}/mcp"
-    config = {
-        "mcpServers": {
-            "ameide": {"url": mcp_url, "headers": {"Authorization": f"Bearer {agent}"}},
-            "ameide-stdio": {
-                "command": str(AMEIDE),
-                "args": ["--home", str(Path(home).resolve()), "--as", AGENT, "mcp"],
-            },
-        }
-    }
+    config = mcp_config(f"http://{host}:{port}/mcp", agent, Path(home), AGENT)
+    saved = Path(home) / "mcp.json"
+    saved.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    saved.chmod(0o600)  # it holds the agent's token
     say("Serving the demo. Demo tokens (shown once; they are stored hashed):")
     print(f"  agent   {AGENT}: {agent}")
     print(f"  curator {CURATOR}: {curator}")
     print(f"  repository: {repo}")
-    say("MCP client configuration (Streamable HTTP, or stdio as the agent), ready to paste:")
+    say(f"MCP client configuration (Streamable HTTP, or stdio as the agent), also in {saved}:")
     print(json.dumps(config, indent=2))
+    print(f"  npx @modelcontextprotocol/inspector --cli --config {saved} --server ameide \\")
+    print("    --method tools/list")
     tenant, org, name = repo.split("/")
     body = json.dumps(
         {"scope": {"tenant_id": tenant, "organization_id": org, "repository_id": name},
@@ -262,6 +258,25 @@ def serve(home: str, repo: str) -> None:
     sys.stdout.flush()
     argv = [str(AMEIDE), "serve", "--host", host, "--port", port, "--grpc-port", grpc_port]
     os.execv(argv[0], argv)  # noqa: S606 (a fixed argv: our own installed command)
+
+
+def mcp_config(mcp_url: str, token: str, home: Path, principal: str) -> dict[str, Any]:
+    """An MCP client configuration (the ``mcpServers`` format the MCP Inspector's ``--config``,
+    Claude Desktop and VS Code read): Streamable HTTP with the token, and stdio as ``principal``."""
+    return {
+        "mcpServers": {
+            "ameide": {
+                "type": "http",
+                "url": mcp_url,
+                "headers": {"Authorization": f"Bearer {token}"},
+            },
+            "ameide-stdio": {
+                "type": "stdio",
+                "command": str(AMEIDE),
+                "args": ["--home", str(home.resolve()), "--as", principal, "mcp"],
+            },
+        }
+    }
 
 
 def open_proposal(repo: str, proposer: str) -> str:

@@ -11,12 +11,14 @@ the Inspector under ``.cache/inspector``; without them these tests skip saying s
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,3 +106,29 @@ def test_the_inspector_reads_tools_results_and_errors_over_http(
     published: World, http_target: list[str]
 ) -> None:
     _check(published, http_target)
+
+
+def _demo() -> Any:
+    """``scripts/demo.py`` as a module (it is a script, not a package)."""
+    spec = importlib.util.spec_from_file_location("demo", ROOT / "scripts" / "demo.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_inspector_loads_the_configuration_the_demo_prints(
+    published: World, http_target: list[str], tmp_path: Path
+) -> None:
+    world = published
+    token = http_target[-1].removeprefix("Authorization: Bearer ")
+    config = _demo().mcp_config(
+        http_target[0], token, world.app.settings.home, world.agent.principal_id
+    )
+    saved = tmp_path / "mcp.json"
+    saved.write_text(json.dumps(config), encoding="utf-8")
+    for server in ("ameide", "ameide-stdio"):
+        listed = _run("--config", str(saved), "--server", server, "--method", "tools/list")
+        assert listed.returncode == 0, (server, listed.stderr)
+        assert "memory.get_context" in listed.stdout
