@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
 
 from cli import (
     commands_admin,
@@ -40,6 +40,20 @@ try:  # recent Typer releases vendor Click privately; older ones use Click itsel
     from typer._click.exceptions import ClickException, NoArgsIsHelpError
 except ImportError:  # pragma: no cover
     from click.exceptions import ClickException, NoArgsIsHelpError  # type: ignore[assignment]
+
+
+_typer_display_type = TyperOption.display_type_rich
+
+
+def _flag_display_type(self: TyperOption, ctx: Any) -> str | None:
+    """On/off options read as bare flags in --help (Typer would list ``<bool>`` after
+    ``--json``, ``--dry-run`` and ``--help``, as if they took a value)."""
+    if self.is_flag and self.metavar is None:
+        return ""
+    return _typer_display_type(self, ctx)
+
+
+TyperOption.display_type_rich = _flag_display_type  # type: ignore[method-assign]
 
 
 class AmeideGroup(TyperGroup):

@@ -65,6 +65,7 @@ def test_every_command_and_option_explains_itself_in_help(path):
     result = CliRunner().invoke(app, [*path, "--help"])
     assert result.exit_code == 0
     assert "Usage:" in result.stdout
+    assert "<bool>" not in result.stdout  # on/off options read as flags, not as taking a value
 
 
 def test_the_global_options_explain_themselves_in_help():
