@@ -7,6 +7,7 @@ finishes (or one JSON report), exit 11 naming the broken step. Register with
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any
 
 import typer
@@ -15,6 +16,7 @@ from cli import output
 from cli.errors import EXIT_SMOKE_FAILED
 from cli.options import JsonFlag
 from cli.session import session
+from domain.errors import InvalidArgument
 
 PANEL = "Operations"
 
@@ -83,7 +85,8 @@ def smoke(
         typer.Option(
             "--grpc-target",
             metavar="HOST:PORT",
-            help="The target's gRPC address (plaintext); default: the --target host, port 50051.",
+            help="The target's gRPC address (plaintext); default: the --target host, port "
+            "AMEIDE_GRPC_PORT (50051 when unset), as `ameide serve` listens.",
             show_default=False,
         ),
     ] = None,
@@ -115,6 +118,7 @@ def smoke(
         phases=tuple(sorted(set(phase))) if phase else (0, 1, 2),
         target=target,
         grpc_target=grpc_target,
+        grpc_port=_grpc_port(),
         token=token,
         keep=keep,
     )
@@ -144,3 +148,15 @@ def _show_summary(report: dict[str, Any]) -> None:
     )
     if report.get("kept"):
         output.line(f"embedded instance kept in {report['kept']}")
+
+
+def _grpc_port() -> int:
+    """The gRPC port ``ameide serve`` uses here (``AMEIDE_GRPC_PORT``, else 50051)."""
+    from smoke.run import DEFAULT_GRPC_PORT
+
+    raw = os.environ.get("AMEIDE_GRPC_PORT", "").strip()
+    if not raw:
+        return DEFAULT_GRPC_PORT
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise InvalidArgument(f"AMEIDE_GRPC_PORT must be a port number, not {raw!r}")
+    return int(raw)

@@ -47,16 +47,19 @@ class SmokeOptions:
 
     ``settings``: the configured installation phase 0 checks (None: from the environment).
     ``target``: base URL of a running ``ameide serve`` (REST and MCP); phase 2 then runs
-    against it, with ``grpc_target`` (default: the target's host, port 50051) and ``token``, a
-    global admin's bearer token — the smoke creates a repository ``smoke/eng/run-…`` there,
-    grants roles, mints a token per principal (revoked at the end) and skips ingest, which no
-    network surface offers. ``keep``: leave the embedded instance's directory in place.
+    against it, with ``grpc_target`` (default: the target's host, port ``grpc_port``, which
+    the CLI takes from AMEIDE_GRPC_PORT, else 50051) and ``token``, a global admin's bearer
+    token — the smoke creates a repository ``smoke/eng/run-…`` there, grants roles, mints a
+    token per principal (revoked at the end) and skips ingest, which no network surface offers.
+    ``keep``: leave the embedded instance's directory in place.
     """
 
     settings: Settings | None = None
     phases: tuple[int, ...] = PHASES
     target: str | None = None
     grpc_target: str | None = None
+    grpc_port: int = DEFAULT_GRPC_PORT
+    """The target's gRPC port when ``grpc_target`` is not given (``AMEIDE_GRPC_PORT``)."""
     token: str | None = None
     keep: bool = False
     workdir: Path | None = None
@@ -89,7 +92,7 @@ class SmokeOptions:
             return self.grpc_target
         assert self.target is not None
         host = urlsplit(self.target).hostname or "127.0.0.1"
-        return f"[{host}]:{DEFAULT_GRPC_PORT}" if ":" in host else f"{host}:{DEFAULT_GRPC_PORT}"
+        return f"[{host}]:{self.grpc_port}" if ":" in host else f"{host}:{self.grpc_port}"
 
 
 AfterStep = Callable[[str, "Smoke"], None]

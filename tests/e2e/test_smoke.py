@@ -15,6 +15,7 @@ import pytest
 
 import smoke.run
 from cli.commands_test import EXIT_SMOKE_FAILED
+from domain.errors import InvalidArgument
 from smoke.content import ADMIN
 from smoke.embedded import EmbeddedInstance, serving
 from smoke.run import Smoke
@@ -209,3 +210,20 @@ def test_contradictory_options_are_refused_before_anything_runs(
     assert result.exit_code == 2
     assert result.stdout == ""
     assert message in result.stderr
+
+
+def test_target_takes_the_grpc_port_from_ameide_grpc_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ameide test --target URL` finds gRPC where `ameide serve` put it (AMEIDE_GRPC_PORT)."""
+    from cli.commands_test import _grpc_port
+    from smoke.run import DEFAULT_GRPC_PORT, SmokeOptions
+
+    monkeypatch.delenv("AMEIDE_GRPC_PORT", raising=False)
+    assert _grpc_port() == DEFAULT_GRPC_PORT
+    monkeypatch.setenv("AMEIDE_GRPC_PORT", "50999")
+    options = SmokeOptions(target="http://127.0.0.1:8080", grpc_port=_grpc_port())
+    assert options.grpc_address == "127.0.0.1:50999"
+    explicit = SmokeOptions(target="http://h:1", grpc_target="g:2", grpc_port=_grpc_port())
+    assert explicit.grpc_address == "g:2"
+    monkeypatch.setenv("AMEIDE_GRPC_PORT", "port")
+    with pytest.raises(InvalidArgument, match="AMEIDE_GRPC_PORT"):
+        _grpc_port()
