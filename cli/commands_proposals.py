@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from cli import output
-from cli.inputs import read_body, read_json_object
+from cli.inputs import parse_instant, read_body, read_json_object
 from cli.options import (
     BodyFile,
     ClassificationOpt,
@@ -19,6 +19,7 @@ from cli.options import (
     TypeKey,
 )
 from cli.session import session
+from service.queue import QueueFilter
 
 PANEL = "Curation"
 
@@ -135,29 +136,74 @@ def proposal_list(
             "--status", help="OPEN, ACCEPTED, REJECTED, REBASED or WITHDRAWN (default: all)."
         ),
     ] = None,
+    element: Annotated[
+        str | None,
+        typer.Option("--element", metavar="ELEMENT_ID", help="Only proposals for this element."),
+    ] = None,
+    proposer: Annotated[
+        str | None,
+        typer.Option("--proposer", metavar="PRINCIPAL", help="Only proposals by this principal."),
+    ] = None,
+    stale: Annotated[
+        bool, typer.Option("--stale", help="Only stale proposals (the target moved since).")
+    ] = False,
+    conflicts: Annotated[
+        bool, typer.Option("--conflicts", help="Only proposals with merge conflicts.")
+    ] = False,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", metavar="TIMESTAMP", help="Only proposals opened since then."),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, max=500, help="At most this many.")
+    ] = None,
+    cursor: Annotated[
+        str | None,
+        typer.Option(
+            "--cursor", metavar="PROPOSAL_ID", help="Continue after this proposal (a page's last)."
+        ),
+    ] = None,
+    newest_first: Annotated[
+        bool, typer.Option("--newest-first", help="Newest first (default: oldest first).")
+    ] = False,
     json_: JsonFlag = False,
 ) -> None:
-    """The queue: every proposal for curators, your own for agents."""
+    """The queue: every proposal for curators and auditors, your own for agents; filtered and
+    paged."""
     s = session(ctx, json_)
-    s.emit(
-        s.service.proposal_list(s.caller, repo, status),
-        lambda rows: output.table(
-            rows,
-            [
-                ("proposal_id", "proposal"),
-                ("status", "status"),
-                ("change_kind", "kind"),
-                ("stale", "stale"),
-                ("has_conflicts", "conflicts"),
-                ("target_element_id", "target"),
-                ("target_version_id", "pinned"),
-                ("proposed_by.actor_id", "by"),
-                ("created_at", "created at"),
-                ("summary", "summary"),
-            ],
-            empty="no proposals",
-        ),
+    queue = QueueFilter(
+        element_id=element,
+        proposer=proposer,
+        stale=True if stale else None,
+        conflicts=True if conflicts else None,
+        since=parse_instant(since, "--since"),
+        limit=limit,
+        cursor=cursor,
+        newest_first=newest_first,
     )
+    rows = s.service.proposal_list(s.caller, repo, status, queue)
+    s.emit(rows, lambda r: _show_queue(r, more=limit is not None and len(r) == limit))
+
+
+def _show_queue(rows: list[dict[str, Any]], *, more: bool) -> None:
+    output.table(
+        rows,
+        [
+            ("proposal_id", "proposal"),
+            ("status", "status"),
+            ("change_kind", "kind"),
+            ("stale", "stale"),
+            ("has_conflicts", "conflicts"),
+            ("target_element_id", "target"),
+            ("target_version_id", "pinned"),
+            ("proposed_by.actor_id", "by"),
+            ("created_at", "created at"),
+            ("summary", "summary"),
+        ],
+        empty="no proposals",
+    )
+    if more:
+        output.line(f"more: --cursor {rows[-1]['proposal_id']}", style="dim")
 
 
 @proposal_app.command("show")

@@ -39,6 +39,7 @@ from service.proposal_book import (
     proposal_status,
     selector_kind,
 )
+from service.queue import QueueFilter
 from service.writer import element_kind as parse_element_kind
 from service.writer import provenance
 
@@ -187,11 +188,17 @@ class Curation:
         return view
 
     def proposal_list(
-        self, caller: Caller, repo: str, status: str | None = None
+        self,
+        caller: Caller,
+        repo: str,
+        status: str | None = None,
+        queue: QueueFilter | None = None,
     ) -> list[dict[str, Any]]:
-        """The queue: all proposals for curators and auditors, one's own for agents."""
+        """The queue: all proposals for curators and auditors, one's own for agents; narrowed,
+        ordered and paged by ``queue`` (oldest first by default)."""
         key = repo_key(repo)
         st = proposal_status(status) if status else None
+        wanted = (queue or QueueFilter()).checked()
         with self.k.uow(readonly=True) as uow:
             perm = self.k.gate.repository(uow, caller, key, Action.READ)
             every = perm.can(Action.CURATE) or perm.can(Action.AUDIT)
@@ -201,10 +208,11 @@ class Curation:
             items = [
                 self.book.view(uow, p, with_diff=False)
                 for p in uow.store.list_proposals(key, st, mine)
+                if wanted.admits(p)
             ]
             self.k.audit.log_read(uow, caller, "proposal.list", key, status=status)
             uow.commit()
-        return [{k: v for k, v in i.items() if k != "body"} for i in items]
+        return [{k: v for k, v in i.items() if k != "body"} for i in wanted.page(items)]
 
     def revise(
         self,

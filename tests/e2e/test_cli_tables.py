@@ -69,3 +69,42 @@ def test_whoami_repo_list_and_element_list_for_a_new_user(repo) -> None:
     assert f"more: --cursor {first['next_cursor']}" in shown.stdout
     for e in first["elements"]:
         assert e["element_id"] in shown.stdout
+
+
+def test_the_queue_filters_orders_and_pages(repo, queue, files) -> None:
+    cli = repo.cli
+    everything = cli.ok("proposal", "list", "--repo", repo.key, as_=repo.curator)
+    assert [p["proposal_id"] for p in everything] == queue  # oldest first
+    newest = cli.ok("proposal", "list", "--repo", repo.key, "--newest-first", as_=repo.curator)
+    assert [p["proposal_id"] for p in newest] == queue[::-1]
+
+    first = cli.ok("proposal", "list", "--repo", repo.key, "--limit", "2", as_=repo.curator)
+    rest = cli.ok(
+        "proposal", "list", "--repo", repo.key, "--cursor", first[-1]["proposal_id"],
+        as_=repo.curator,
+    )  # fmt: skip
+    assert [p["proposal_id"] for p in first + rest] == queue
+    shown = cli("proposal", "list", "--repo", repo.key, "--limit", "2", as_=repo.curator)
+    assert f"more: --cursor {first[-1]['proposal_id']}" in shown.stdout
+
+    cli.ok("accept", queue[0], as_=repo.curator)  # the other two are stale now
+    stale = cli.ok("proposal", "list", "--repo", repo.key, "--stale", as_=repo.curator)
+    assert [p["proposal_id"] for p in stale] == queue[1:]
+    by_agent = cli.ok(
+        "proposal", "list", "--repo", repo.key, "--proposer", repo.agent, as_=repo.curator
+    )
+    assert len(by_agent) == 3
+    nobody = cli.ok(
+        "proposal", "list", "--repo", repo.key, "--proposer", repo.other_agent, as_=repo.curator
+    )
+    assert nobody == []
+    assert cli.ok("proposal", "list", "--repo", repo.key, "--conflicts", as_=repo.curator) == []
+    later = cli.ok(
+        "proposal", "list", "--repo", repo.key, "--since", "2999-01-01T00:00:00Z",
+        as_=repo.curator,
+    )  # fmt: skip
+    assert later == []
+    gone = cli("proposal", "list", "--repo", repo.key, "--cursor", "prop_" + "0" * 24,
+               as_=repo.curator)  # fmt: skip
+    assert gone.exit_code == 2
+    assert "not in this queue" in gone.stderr
