@@ -268,10 +268,21 @@ def accept(
     ctx: typer.Context,
     proposal_id: ProposalId,
     rationale: Rationale = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Say what accepting would do (stale? conflicts? which version becomes the "
+            "head?) and change nothing.",
+        ),
+    ] = False,
     json_: JsonFlag = False,
 ) -> None:
     """Accept a fresh, conflict-free OPEN proposal (curator): a new version becomes the head."""
     s = session(ctx, json_)
+    if dry_run:
+        s.emit(s.service.accept_preview(s.caller, proposal_id), _show_preview)
+        return
     s.emit(
         s.service.accept(s.caller, proposal_id, rationale),
         lambda r: output.line(
@@ -279,6 +290,24 @@ def accept(
             f"{r['result_version_id']} (decision {r['decision_element_id']}; not yet published)"
         ),
     )
+
+
+def _show_preview(p: dict[str, Any]) -> None:
+    if p["would_accept"]:
+        target = p["target_element_id"] or "a new element"
+        output.line(
+            f"would accept {p['proposal_id']}: {target} gets version {p['new_seq']} as its head"
+            + (f" (now {p['head_version_id']})" if p["head_version_id"] else "")
+            + "; nothing changed"
+        )
+    else:
+        refusal = p["refusal"]
+        output.line(
+            f"would refuse {p['proposal_id']}: {refusal['code']}: {refusal['message']}; "
+            "nothing changed"
+        )
+    output.fields([("stale", p["stale"]), ("conflicts", p["has_conflicts"])])
+    output.block(p["diff"], "diff against the pinned version")
 
 
 def reject(

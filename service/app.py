@@ -82,6 +82,7 @@ class MemoryService:
     proposal_show = Op("curation", Curation.proposal_show)
     proposal_list = Op("curation", Curation.proposal_list)
     accept = Op("review", Review.accept)
+    accept_preview = Op("review", Review.accept_preview)
     reject = Op("review", Review.reject)
     withdraw = Op("review", Review.withdraw)
     rebase = Op("review", Review.rebase)

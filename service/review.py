@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from domain.errors import PermissionDenied, StaleProposal
+from domain.errors import FailedPrecondition, PermissionDenied, StaleProposal
 from domain.merge import three_way_merge
 from domain.model import (
     ACCEPTED_AS,
@@ -92,6 +92,43 @@ class Review:
             view = self.book.view(uow, p)
             uow.commit()
         return {**view, "decision_element_id": dec.element_id}
+
+    def accept_preview(self, caller: Caller, proposal_id: str) -> dict[str, Any]:
+        """What accepting would do, without doing it: whether it would be accepted, and if not
+        the refusal accepting would give (stale, conflicts, not OPEN, not allowed); which
+        element's head moves from which version, and the new version's sequence number."""
+        with self.k.uow(readonly=True) as uow:
+            p, perm = self.book.load(uow, caller, proposal_id)
+            body_el = stored_element(uow.store, p.element_id)
+            target = (
+                stored_element(uow.store, p.target_element_id)
+                if p.change_kind is ChangeKind.UPDATE
+                else None
+            )
+            refusal = None
+            try:
+                if not perm.may_act_on(Action.CURATE, body_el.classification):
+                    raise PermissionDenied(f"{caller.principal_id} may not accept proposals")
+                p.ensure_acceptable(target.head_version_id if target else None)
+            except (PermissionDenied, FailedPrecondition) as exc:
+                refusal = {"code": exc.code, "message": exc.message}
+            view = self.book.view(uow, p)
+            self.k.audit.log_read(
+                uow, caller, "proposal.accept_preview", p.repo_key, proposal_id=proposal_id
+            )
+            uow.commit()
+        return {
+            "proposal_id": proposal_id,
+            "would_accept": refusal is None,
+            "refusal": refusal,
+            "stale": view["stale"],
+            "has_conflicts": p.has_conflicts,
+            "change_kind": p.change_kind.value,
+            "target_element_id": target.element_id if target else None,
+            "head_version_id": target.head_version_id if target else None,
+            "new_seq": (target.head_seq + 1) if target else 1,
+            "diff": view["diff"],
+        }
 
     def _target(self, uow: UnitOfWork, caller: Caller, p: Proposal, at: datetime) -> Element:
         """The element accepting ``p`` writes to: its fresh target, or (CREATE) a new one."""

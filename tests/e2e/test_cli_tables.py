@@ -108,3 +108,27 @@ def test_the_queue_filters_orders_and_pages(repo, queue, files) -> None:
                as_=repo.curator)  # fmt: skip
     assert gone.exit_code == 2
     assert "not in this queue" in gone.stderr
+
+
+def test_accept_dry_run_says_what_would_happen_and_changes_nothing(repo, queue) -> None:
+    cli = repo.cli
+    before = cli.snapshot()
+    preview = cli.ok("accept", queue[0], "--dry-run", as_=repo.curator)
+    assert preview["would_accept"] is True
+    assert preview["new_seq"] == 2
+    assert preview["refusal"] is None
+    assert {k: v for k, v in before.items() if k != "access_log"} == {
+        k: v for k, v in cli.snapshot().items() if k != "access_log"
+    }
+    people = cli("accept", queue[0], "--dry-run", as_=repo.curator)
+    assert f"would accept {queue[0]}" in people.stdout
+    assert "nothing changed" in people.stdout
+
+    cli.ok("accept", queue[0], as_=repo.curator)
+    stale = cli.ok("accept", queue[1], "--dry-run", as_=repo.curator)
+    assert stale["would_accept"] is False
+    assert stale["stale"] is True
+    assert stale["refusal"]["code"] == "STALE_PROPOSAL"
+    assert "would refuse" in cli("accept", queue[1], "--dry-run", as_=repo.curator).stdout
+    denied = cli.ok("accept", queue[1], "--dry-run", as_=repo.agent)
+    assert denied["refusal"]["code"] == "PERMISSION_DENIED"
