@@ -302,6 +302,18 @@ def hold_release(ctx: typer.Context, repo: Repo, json_: JsonFlag = False) -> Non
     s.emit(s.service.set_legal_hold(s.caller, repo, False), _show_hold)
 
 
+@hold_app.command("status")
+def hold_status(ctx: typer.Context, repo: Repo, json_: JsonFlag = False) -> None:
+    """Whether a legal hold is on a repository (anyone who may read there)."""
+    s = session(ctx, json_)
+    s.emit(
+        s.service.hold_status(s.caller, repo),
+        lambda r: output.line(
+            f"legal hold {'ON' if r['legal_hold'] else 'off'} for {r['repository_id']}"
+        ),
+    )
+
+
 def _show_hold(r: dict[str, Any]) -> None:
     state = "set on" if r["legal_hold"] else "released for"
     output.line(f"legal hold {state} {r['repository_id']} at {r['changed_at']}")

@@ -116,6 +116,7 @@ class MemoryService:
     whoami = Op("discovery", Discovery.whoami)
     list_repositories = Op("discovery", Discovery.list_repositories)
     list_elements = Op("discovery", Discovery.list_elements)
+    hold_status = Op("discovery", Discovery.hold_status)
     # tenancy, identity, legal hold
     bootstrap_admin = Op("admin", Admin.bootstrap_admin)
     create_repository = Op("admin", Admin.create_repository)

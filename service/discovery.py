@@ -9,7 +9,7 @@ from typing import Any
 from domain.errors import InvalidArgument
 from domain.permissions import Action
 from service.authz import Caller, Permission
-from service.core import repo_key
+from service.core import existing, repo_key
 from service.kernel import Kernel
 from service.read_selection import access_levels
 from service.views import iso
@@ -54,6 +54,14 @@ class Discovery:
                     continue
                 out.append(_repository_view(key, perm, repo.legal_hold))
         return out
+
+    def hold_status(self, caller: Caller, repo: str) -> dict[str, Any]:
+        """Whether a legal hold is on the repository (anyone who may read there may ask)."""
+        key = repo_key(repo)
+        with self.k.uow(readonly=True) as uow:
+            self.k.gate.repository(uow, caller, key, Action.READ)
+            held = existing(uow.store.get_repository(key)).legal_hold
+        return {"repository_id": key, "legal_hold": held}
 
     def list_elements(
         self, caller: Caller, repo: str, *, limit: int = 50, cursor: str | None = None

@@ -59,3 +59,12 @@ def test_elements_are_listed_in_pages_and_trimmed_to_the_callers_clearance(
         w.svc.list_elements(w.stranger, w.repo)
     with pytest.raises(InvalidArgument):
         w.svc.list_elements(w.reader, w.repo, limit=0)
+
+
+def test_hold_status_tells_readers_whether_a_hold_is_on(any_world: World) -> None:
+    w = any_world
+    assert w.svc.hold_status(w.reader, w.repo) == {"repository_id": w.repo, "legal_hold": False}
+    w.svc.set_legal_hold(w.admin, w.repo, True)
+    assert w.svc.hold_status(w.reader, w.repo)["legal_hold"] is True
+    with pytest.raises(NotFound):
+        w.svc.hold_status(w.stranger, w.repo)
