@@ -49,7 +49,8 @@ def test_erasure_reaches_pinned_and_rebased_proposals(world: World) -> None:
         assert "Mallory" not in text
         assert "7946" not in text
         assert shown["summary"] == "[erased]"
-        element = w.svc.get_element(w.reader, shown["proposal_element_id"])["version"]
+        # a proposal's element is read by those who read proposals (issue 12 item 7)
+        element = w.svc.get_element(w.curator, shown["proposal_element_id"])["version"]
         assert element["erased"] is True
         assert "Mallory" not in json.dumps(element)
     assert w.svc.proposal_show(w.curator, rebased)["status"] == "WITHDRAWN"
