@@ -59,6 +59,7 @@ class App:
 
     def close(self) -> None:
         """Release the index and the database connections."""
+        self.service._parts.index.close()  # the catch-up a server's index status may start
         if self.semantic is not None:
             self.semantic.close()
         if self.indexer is not None:
