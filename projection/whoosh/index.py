@@ -213,13 +213,15 @@ class WhooshKeywordIndex:
         readable), so only this notices the directory removed underneath it; :meth:`rebuild`
         restores it.
         """
-        self._follow()
-        generation = self._generation
-        try:
-            on_disk = json.loads((self._directory / _STATE).read_text("utf-8"))["generation"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return False
-        return bool(on_disk == generation and self._generation_path(generation).is_dir())
+        for _ in range(3):
+            self._follow()
+            try:
+                on_disk = json.loads((self._directory / _STATE).read_text("utf-8"))["generation"]
+            except (OSError, ValueError, KeyError, TypeError):
+                return False
+            if on_disk == self._generation:
+                break  # else a rebuild published another meanwhile: follow that one
+        return self._generation_path(on_disk).is_dir()
 
     def last_applied_position(self) -> int | None:
         """The position stored with the last durable write (kept across reopening), by any

@@ -476,3 +476,22 @@ def test_a_watermark_saved_by_an_older_release_is_not_trusted(tmp_path: Path):
         assert _answers(world) == before
     finally:
         world.app.close()
+
+
+def test_while_another_process_holds_the_index_commits_and_status_do_not_wait(
+    fresh_world: World,
+):
+    from projection.whoosh.generations import WriteLock
+
+    w = fresh_world
+    indexer = w.app.indexer
+    assert indexer is not None
+    indexer.catch_up(wait=True)
+    other = WriteLock(w.app.settings.index_dir)  # as another process's rebuild would hold it
+    with other.locked():
+        w.canonical("Later", "# Later\n\nlater zebra words\n")  # its catch-up leaves the work
+        status = w.svc.index_status(w.admin, catch_up=False)
+        assert (status["pending"], status["consistent"]) == (1, False)
+        assert w.svc.health()["ready"] is True  # lag is reported, not a failure
+    assert indexer.catch_up(wait=True) == 1
+    assert w.svc.index_status(w.admin, catch_up=False)["consistent"] is True

@@ -542,6 +542,46 @@ def test_a_rebuild_never_reuses_a_leftover_generation_number(tmp_path: Path) -> 
     index.close()
 
 
+def test_searches_in_two_objects_never_fail_while_one_rebuilds_and_the_other_writes(
+    tmp_path: Path,
+) -> None:
+    """Like a server (threads searching) beside a CLI command writing and rebuilding."""
+    server = WhooshKeywordIndex(tmp_path / "index")
+    server.replace_versions(doc("v0", "# Base\nbase words\n"), position=1)
+    cli = WhooshKeywordIndex(tmp_path / "index")
+    failures: list[BaseException] = []
+    found: list[int] = []
+    stop = threading.Event()
+
+    def search() -> None:
+        while not stop.is_set():
+            try:
+                hits = server.search("base words", INTERNAL)
+                found.append(len(hits))
+                server.doc_count()
+                assert server.is_intact()
+            except BaseException as exc:  # collected for the assertion
+                failures.append(exc)
+
+    threads = [threading.Thread(target=search) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for n in range(8):
+        cli.rebuild(doc("v0", "# Base\nbase words\n"), position=n + 2)
+        cli.replace_versions(doc(f"w{n}", f"# W\nextra{n} words\n"), position=n + 2)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert found
+    assert min(found) == 1
+    assert [h.version_id for h in server.search("extra7", INTERNAL)] == ["w7"]
+    server.close()
+    cli.close()
+    WhooshKeywordIndex(tmp_path / "index").close()  # opening collects what nobody holds
+    assert len(_generations(tmp_path)) == 1
+
+
 def _generations(tmp_path: Path) -> list[int]:
     from projection.whoosh.generations import generations
 
