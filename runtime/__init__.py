@@ -20,6 +20,7 @@ from projection.keyword_index import KeywordIndex
 from projection.whoosh import WhooshKeywordIndex
 from runtime.compose import compose
 from service.app import MemoryService
+from service.background import BackgroundUpkeep
 from service.clock import Clock
 from service.core import UowFactory
 from service.index_ops import IndexMaintainer
@@ -56,9 +57,12 @@ class App:
     indexer: IndexMaintainer[KeywordIndex] | None
     semantic: SemanticRecall | None
     reads: ReadPipeline
+    status_upkeep: BackgroundUpkeep | None = None
 
     def close(self) -> None:
         """Release the index and the database connections."""
+        if self.status_upkeep is not None:
+            self.status_upkeep.close()  # the catch-up a server's index status may have started
         if self.semantic is not None:
             self.semantic.close()
         if self.indexer is not None:
@@ -103,8 +107,13 @@ def build_app(settings: Settings, *, migrate: bool = False, background: bool = T
 
     clock = Clock()
     ranking = _config_file(settings).get("ranking")
-    service, reads = compose(uow_factory, clock, indexer, semantic, ranking, GitBacklogSource.open)
-    return App(settings, engine, service, clock, uow_factory, indexer, semantic, reads)
+    status_upkeep = BackgroundUpkeep(indexer)
+    service, reads = compose(
+        uow_factory, clock, indexer, semantic, ranking, GitBacklogSource.open, status_upkeep
+    )
+    return App(
+        settings, engine, service, clock, uow_factory, indexer, semantic, reads, status_upkeep
+    )
 
 
 def _semantic_recall(settings: Settings, plain_uow: Any) -> SemanticRecall | None:

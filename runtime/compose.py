@@ -17,6 +17,7 @@ from service.admin import Admin
 from service.app import MemoryService, UseCases
 from service.audit_trail import AuditTrail
 from service.authz import Authorizer
+from service.background import BackgroundUpkeep
 from service.clock import Clock
 from service.core import UowFactory
 from service.curation import Curation
@@ -50,6 +51,7 @@ def compose(
     semantic: SemanticRecall | None = None,
     ranking: RankingWeights | Mapping[str, object] | None = None,
     backlog_sources: BacklogSourceFactory | None = None,
+    status_upkeep: BackgroundUpkeep | None = None,
 ) -> tuple[MemoryService, ReadPipeline]:
     """The service, and its read pipeline (for benchmarks and tests that run reads bare)."""
     k = Kernel(uow, Gate(Authorizer()), AuditTrail(clock), clock)
@@ -67,7 +69,7 @@ def compose(
         admin=Admin(k, tokens),
         discovery=Discovery(k),
         tokens=tokens,
-        index=IndexAdmin(k, indexer, semantic),
+        index=IndexAdmin(k, indexer, semantic, status_upkeep),
         erasure=Erasure(k),
         reading=Reading(k, pipeline),
         evaluation=Evaluation(k, pipeline),

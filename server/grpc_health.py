@@ -1,7 +1,7 @@
 """``grpc.health.v1.Health`` for probes (``grpc_health_probe``, Kubernetes): each of our services,
 and the server as a whole (``""``), is SERVING when the service is ready — the database answers
-and the keyword index has applied every commit (``MemoryService.health``) — and NOT_SERVING
-while it is not. The status is read at each ``Check``, so it never goes stale; ``Watch``
+and the keyword index is on disk and able to catch up (``MemoryService.health``) — and
+NOT_SERVING while it is not. The status is read at each ``Check``, so it never goes stale; ``Watch``
 streams it as the base class does. It needs no token (a public service of the auth interceptor).
 """
 

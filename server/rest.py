@@ -127,7 +127,7 @@ def _operations_router(service: MemoryService, metrics: Metrics, *, public: bool
         responses={503: {"model": Readiness, "description": "not ready"}},
     )
     def readyz() -> Any:
-        """Ready: the database answers and the keyword index has applied every commit."""
+        """Ready: the database answers and the keyword index is on disk and can catch up."""
         health = service.health()
         body: dict[str, Any] = {
             "status": "ready" if health["ready"] else "not_ready",

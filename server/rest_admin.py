@@ -106,8 +106,9 @@ def set_legal_hold(
 
 @router.get("/index/status", response_model=IndexStatus, operation_id="index_status", **JSON)
 def index_status(svc: ServiceDep, caller: CallerDep) -> Any:
-    """The keyword index's lag and consistency (global admin); applies pending work."""
-    return svc.index_status(caller)
+    """The keyword index's lag and consistency (global admin); pending work is applied in the
+    background, not in the request."""
+    return svc.index_status(caller, catch_up=False, background=True)
 
 
 @router.post("/index/rebuild", response_model=IndexStatus, operation_id="index_rebuild", **JSON)

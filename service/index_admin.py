@@ -8,6 +8,7 @@ from domain.errors import FailedPrecondition, PermissionDenied
 from domain.permissions import Action
 from projection.keyword_index import KeywordIndex
 from service.authz import Caller
+from service.background import BackgroundUpkeep
 from service.index_ops import IndexMaintainer
 from service.kernel import Kernel
 from service.semantic_recall import SemanticRecall
@@ -21,21 +22,33 @@ class IndexAdmin:
         k: Kernel,
         indexer: IndexMaintainer[KeywordIndex] | None,
         semantic: SemanticRecall | None,
+        status_upkeep: BackgroundUpkeep | None = None,
     ) -> None:
         self.k = k
         self.indexer = indexer
         self.semantic = semantic
+        # catch-up after a server's status call, off the request (``runtime`` owns and closes it)
+        self.status_upkeep = status_upkeep
 
     def _require_global_admin(self, caller: Caller) -> None:
         with self.k.uow(readonly=True) as uow:
             if not self.k.gate.permission(uow, caller, "*").can(Action.ADMIN):
                 raise PermissionDenied(f"{caller.principal_id} is not a global admin")
 
-    def index_status(self, caller: Caller, *, catch_up: bool = True) -> dict[str, Any]:
-        """The index's lag (pending outbox rows) and consistency; then apply what was pending."""
+    def index_status(
+        self, caller: Caller, *, catch_up: bool = True, background: bool = False
+    ) -> dict[str, Any]:
+        """The index's lag (pending outbox rows) and consistency; then apply what was pending.
+
+        ``background`` (servers): report the lag as it is and apply it on a background thread,
+        never inside the call (which would wait for a rebuild, or catch up for seconds)."""
         self._require_global_admin(caller)
         indexer = self._indexer()
         before = indexer.status()
+        if background and self.status_upkeep is not None:
+            if before["pending"] or not before["consistent"]:
+                self.status_upkeep.poke()
+            catch_up = False
         applied = indexer.catch_up(wait=True) if catch_up else 0
         after = indexer.status() if applied or not before["consistent"] else before
         semantic = self.semantic.status() if self.semantic is not None else None
@@ -63,9 +76,12 @@ class IndexAdmin:
         return {**result, **indexer.status()}
 
     def health(self) -> dict[str, Any]:
-        """Caller-free readiness: the database answers and the index is on disk and has applied
-        every commit (an index deleted underneath the process is not ready until the next
-        catch-up rebuilds it; see ``IndexMaintainer.status``).
+        """Caller-free readiness: the database answers and the index is on disk and can catch up
+        from the outbox (an index deleted underneath the process, or offline longer than the
+        outbox keeps rows, is not ready until the next catch-up rebuilds it; see
+        ``IndexMaintainer.status``). Lag — commits not applied yet, e.g. while another process
+        ingests or rebuilds — is reported in ``index`` but does not make a server unready: it
+        is caught up on the next write, read or status, and readiness would flap with it.
 
         Holds no content (counts only), so liveness probes and ``memory.health`` may call it.
         """
@@ -73,7 +89,7 @@ class IndexAdmin:
             index = self.indexer.status() if self.indexer is not None else None
         except Exception as exc:  # any driver error means "not reachable"
             return {"ready": False, "database": type(exc).__name__, "index": None}
-        ready = index is None or (index["pending"] == 0 and index["consistent"])
+        ready = index is None or (index["on_disk"] and not index["behind_pruning"])
         return {"ready": ready, "database": "ok", "index": index}
 
     def open_proposal_counts(self) -> dict[str, int]:

@@ -32,6 +32,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
@@ -131,7 +132,9 @@ class IndexMaintainer(Generic[P]):
         how many were applied (a rebuild counts the rows it covered).
 
         Without ``wait`` a call that finds another one running only marks more work, which the
-        running one picks up before it returns, so committing threads never queue on the index.
+        running one picks up before it returns, so committing threads never queue on the index;
+        one that finds another *process* holding the index (catching up or rebuilding) leaves
+        the work to it or to the next write, read or status.
         """
         applied = 0
         while True:
@@ -140,14 +143,30 @@ class IndexMaintainer(Generic[P]):
                 return applied
             try:
                 self._dirty = False
-                applied += self._drain()
+                with self._exclusive(wait=wait) as mine:
+                    if not mine:
+                        return applied
+                    applied += self._drain()
             finally:
                 self._lock.release()
             if not self._dirty:
                 return applied
 
+    @contextmanager
+    def _exclusive(self, *, wait: bool) -> Iterator[bool]:
+        """Hold the projection's write lock across processes, if it has one (the keyword
+        index's): reading the watermark, applying and advancing it, or rebuilding, is then one
+        step no other process interleaves with. Yields ``False`` (without ``wait``) when another
+        process holds it."""
+        exclusive = getattr(self.index, "exclusive", None)
+        if exclusive is None:
+            yield True
+            return
+        with exclusive(blocking=wait) as mine:
+            yield bool(mine)
+
     def _drain(self) -> int:
-        """:meth:`catch_up` once (call holding the lock)."""
+        """:meth:`catch_up` once (call holding the locks)."""
         applied = 0
         if self.index.needs_rebuild():  # e.g. opened on files of an older format
             applied += self._rebuild_covering()
@@ -156,10 +175,16 @@ class IndexMaintainer(Generic[P]):
             applied += self._rebuild_covering()
         elif self._behind_pruning():
             applied += self._rebuild_covering()
+        with self._uow(readonly=True) as uow:
+            target = uow.store.max_outbox_id()
         with_gaps = True
         while n := self._apply_batch(with_gaps=with_gaps):
             applied += n
             with_gaps = False
+            if (self.index.last_applied_position() or 0) >= target:
+                break  # what was committed before: later commits catch up themselves (else
+                # other processes writing faster than this applies would keep it, and the
+                # index's lock, busy for as long as they write)
         self._prune_now_and_then()
         return applied
 
@@ -247,7 +272,7 @@ class IndexMaintainer(Generic[P]):
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
         """Recompute the index and the chunk rows from the database, then catch up."""
-        with self._lock:
+        with self._lock, self._exclusive(wait=True):
             built = self._rebuild(progress)
         self.catch_up(wait=True)
         return built

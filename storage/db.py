@@ -148,8 +148,10 @@ class SqlAlchemyUnitOfWork:
         for hook in hooks:
             try:
                 hook()
-            except Exception:  # derived state only: catch-up repairs it
-                log.exception("post-commit hook failed; it will be caught up")
+            except Exception as exc:  # derived state only: catch-up repairs it
+                log.warning("post-commit hook failed (%s: %s); it will be caught up",
+                            type(exc).__name__, exc)  # fmt: skip
+                log.debug("post-commit hook failure", exc_info=True)
 
     def _write_access(self, store: Store) -> None:
         for entry in self._access:

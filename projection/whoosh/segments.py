@@ -37,6 +37,7 @@ _SEGMENT_CACHE_SIZE = 2_000
 _ALLOWLISTED = frozenset({"version_id", "element_id"})  # filtered by long lists of values
 _NO_DOCS: frozenset[int] = frozenset()
 _MTIME_GRAIN_NS = 3_000_000_000  # coarser than any file system's mtime resolution
+_OPEN_ATTEMPTS = 5
 
 
 class Side:
@@ -95,12 +96,18 @@ class Side:
             self._seen_mtime = os.stat(self._directory).st_mtime_ns  # before: see searching()
         except OSError:
             self._seen_mtime = None
-        try:
-            fresh = self.ix.searcher(weighting=BM25F(B=B, K1=K1))
-        except (EmptyIndexError, OSError):
-            if self._searcher is None:
-                raise
-            return  # files deleted underneath: the open ones answer until the owner rebuilds
+        for attempt in range(_OPEN_ATTEMPTS):
+            try:
+                fresh = self.ix.searcher(weighting=BM25F(B=B, K1=K1))
+                break
+            except (EmptyIndexError, OSError):
+                if self._searcher is not None:
+                    return  # files deleted underneath: the open ones answer until rebuilt
+                if attempt == _OPEN_ATTEMPTS - 1:
+                    raise
+                # another process's commit replaced the segments the table of contents named
+                # between reading it and opening them: the next reading names the new ones
+                time.sleep(0.01 * (attempt + 1))
         old, self._searcher = self._searcher, fresh
         if old is not None:
             old.close()

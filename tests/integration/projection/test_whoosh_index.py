@@ -471,14 +471,121 @@ def test_an_index_reports_whether_its_files_are_on_disk_and_a_rebuild_restores_t
     reopened.close()
 
 
-def test_an_index_whose_generation_another_process_replaced_is_not_intact(tmp_path: Path) -> None:
+def test_an_index_follows_a_generation_another_process_published(tmp_path: Path) -> None:
     index = WhooshKeywordIndex(tmp_path / "index")
+    index.replace_versions(doc("v0", "# Old\nold content\n"), position=1)
     other = WhooshKeywordIndex(tmp_path / "index")  # e.g. `ameide index rebuild` beside a server
     other.rebuild(doc("v1", "# Other\nother content\n"), position=2)
     assert other.is_intact()
-    assert not index.is_intact()  # its generation was deleted by the other's rebuild
+    assert _generations(tmp_path) == [1, 2]  # the first one is still held by `index`
+    assert index.is_intact()  # it follows the rebuild instead of rebuilding again
+    assert [h.version_id for h in index.search("other content", INTERNAL)] == ["v1"]
+    assert (index.last_applied_position(), index.version_count()) == (2, 1)
+    assert _generations(tmp_path) == [2]  # released by both: removed
+    index.replace_versions(doc("v2", "# Third\nthird content\n"), position=3)  # into the new one
+    assert [h.version_id for h in other.search("third", INTERNAL)] == ["v2"]
+    assert other.last_applied_position() == 3
     other.close()
     index.close()
+
+
+def test_a_generation_is_removed_only_when_no_holder_is_left(tmp_path: Path) -> None:
+    from projection.whoosh import generations as g
+
+    directory = tmp_path / "index"
+    readers = [WhooshKeywordIndex(directory) for _ in range(2)]
+    builder = WhooshKeywordIndex(directory)
+    for n in range(3):
+        builder.rebuild(doc(f"v{n}", f"# Doc\nround{n} words\n"), position=n + 1)
+    assert _generations(tmp_path) == [1, 4]  # 2 and 3 nobody held; 1 the readers still do
+    assert g.collect(directory, keep=4) == []
+    assert readers[0].search("round2", INTERNAL)  # follows: releases 1, one reader left
+    assert _generations(tmp_path) == [1, 4]
+    readers[1].close()  # a process ending releases what it held
+    assert g.collect(directory, keep=4) == [1]
+    assert _generations(tmp_path) == [4]
+    for index in (*readers, builder):
+        index.close()
+
+
+def test_hold_refuses_a_removed_generation_and_the_write_lock_excludes_others(
+    tmp_path: Path,
+) -> None:
+    from projection.whoosh import generations as g
+
+    path = tmp_path / "generation-1"
+    path.mkdir()
+    held = g.hold(path)
+    assert held is not None
+    assert g.collect(tmp_path, keep=0) == []  # held: kept
+    held.release()
+    held.release()  # idempotent
+    assert g.collect(tmp_path, keep=0) == [1]
+    assert g.hold(path) is None  # gone: the caller re-reads state.json
+    first, second = g.WriteLock(tmp_path), g.WriteLock(tmp_path)  # as two processes would
+    with first.locked() as mine, first.locked() as again:  # re-entrant
+        assert mine
+        assert again
+        with second.locked(blocking=False) as theirs:
+            assert theirs is False
+    with second.locked(blocking=False) as theirs:
+        assert theirs is True
+
+
+def test_a_rebuild_never_reuses_a_leftover_generation_number(tmp_path: Path) -> None:
+    index = WhooshKeywordIndex(tmp_path / "index")
+    leftover = tmp_path / "index" / "generation-7"  # e.g. a rebuild that crashed mid-way
+    leftover.mkdir()
+    index.rebuild(doc("v1", "# A\nwords\n"), position=1)
+    assert _generations(tmp_path) == [2]  # the unheld leftover was removed first
+    assert index.is_intact()
+    index.close()
+
+
+def test_searches_in_two_objects_never_fail_while_one_rebuilds_and_the_other_writes(
+    tmp_path: Path,
+) -> None:
+    """Like a server (threads searching) beside a CLI command writing and rebuilding."""
+    server = WhooshKeywordIndex(tmp_path / "index")
+    server.replace_versions(doc("v0", "# Base\nbase words\n"), position=1)
+    cli = WhooshKeywordIndex(tmp_path / "index")
+    failures: list[BaseException] = []
+    found: list[int] = []
+    stop = threading.Event()
+
+    def search() -> None:
+        while not stop.is_set():
+            try:
+                hits = server.search("base words", INTERNAL)
+                found.append(len(hits))
+                server.doc_count()
+                assert server.is_intact()
+            except BaseException as exc:  # collected for the assertion
+                failures.append(exc)
+
+    threads = [threading.Thread(target=search) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for n in range(8):
+        cli.rebuild(doc("v0", "# Base\nbase words\n"), position=n + 2)
+        cli.replace_versions(doc(f"w{n}", f"# W\nextra{n} words\n"), position=n + 2)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert found
+    assert min(found) == 1
+    assert [h.version_id for h in server.search("extra7", INTERNAL)] == ["w7"]
+    server.close()
+    cli.close()
+    WhooshKeywordIndex(tmp_path / "index").close()  # opening collects what nobody holds
+    assert len(_generations(tmp_path)) == 1
+
+
+def _generations(tmp_path: Path) -> list[int]:
+    from projection.whoosh.generations import generations
+
+    return generations(tmp_path / "index")
 
 
 def test_question_words_do_not_match_headings(index: WhooshKeywordIndex) -> None:
