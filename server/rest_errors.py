@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from domain.errors import AmeideError, InvalidArgument
@@ -101,7 +102,22 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     response = error_response(exc.status_code, code, str(exc.detail))
     for name, value in (exc.headers or {}).items():
         response.headers[name] = value
+    if exc.status_code == 405:
+        response.headers["Allow"] = ", ".join(allowed_methods(request))
     return response
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at the request's path (RFC 9110 §15.5.6).
+
+    Starlette names only the first route that matched the path, but one path often has several
+    routes (``GET`` and ``POST`` of ``…/proposals``): a 405 must list all of them."""
+    scope = dict(request.scope)
+    methods: set[str] = set()
+    for route in getattr(request.app, "routes", ()):
+        if isinstance(route, Route) and route.matches(scope)[0] is not Match.NONE:
+            methods |= route.methods or set()
+    return sorted(methods)
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
