@@ -46,6 +46,13 @@ class Role(StrEnum):
             ) from None
 
 
+ROLE_NAMES: tuple[str, ...] = tuple(role.value for role in Role)
+"""Every role name, in the order ``Role`` lists them."""
+_ROLE_RULE = "(" + "|".join(ROLE_NAMES) + ")"
+ROLE_LIST_PATTERN = f"^ *({_ROLE_RULE}( *, *{_ROLE_RULE})*)? *$"
+"""Comma-separated role names (``reader, agent``), blanks around them allowed; empty is none
+(the roles a REST caller claims in ``X-Ameide-Roles``)."""
+
 ROLE_ACTIONS: dict[Role, frozenset[Action]] = {
     Role.READER: frozenset({Action.READ}),
     Role.AGENT: frozenset({Action.READ, Action.PROPOSE}),

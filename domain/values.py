@@ -20,10 +20,55 @@ MAX_TITLE_CHARS = 300
 MAX_SUMMARY_CHARS = 2_000
 MAX_RATIONALE_CHARS = 10_000
 
-_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
-_PRINCIPAL = re.compile(r"^(user|agent|service):[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$")
-_TYPE_KEY = re.compile(r"^[a-z][a-z0-9_-]*:[a-z0-9_.-]+$")
-_ID = re.compile(r"^[a-z]{2,5}_[0-9a-f]{8,64}$")
+MAX_PURPOSE_CHARS = 500
+"""Longest ``purpose`` a caller may state (recorded with every read and write)."""
+
+# The input rules as regular expressions. They are the one definition: the validators below
+# match them with ``re.fullmatch`` and the REST adapter publishes them in OpenAPI, so keep them
+# plain ECMA-262 (JSON Schema's dialect): no lookbehind, no inline flags, no Python-only syntax.
+_SEGMENT_RULE = r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}"
+SEGMENT_PATTERN = f"^{_SEGMENT_RULE}$"
+"""One segment of a repository id (tenant, organization or repository)."""
+REPOSITORY_PATTERN = f"^{_SEGMENT_RULE}/{_SEGMENT_RULE}/{_SEGMENT_RULE}$"
+"""``TENANT/ORG/REPO``."""
+SCOPE_PATTERN = rf"^(\*|{_SEGMENT_RULE}(/{_SEGMENT_RULE}){{0,2}})$"
+"""A grant's scope: ``*``, ``TENANT``, ``TENANT/ORG`` or ``TENANT/ORG/REPO``."""
+PRINCIPAL_RULE = r"(user|agent|service):[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}"
+"""A principal (``user:ID``, ``agent:ID`` or ``service:ID``), unanchored."""
+PRINCIPAL_PATTERN = f"^{PRINCIPAL_RULE}$"
+TYPE_KEY_PATTERN = r"^[a-z][a-z0-9_-]*:[a-z0-9_.-]+$"
+"""A namespaced key such as ``ameide:doc``."""
+
+
+def id_pattern(prefix: str) -> str:
+    """The shape of an opaque id with ``prefix`` (``el``, ``ver``, ``prop``, ``tok``, …)."""
+    return f"^{prefix}_[0-9a-f]{{8,64}}$"
+
+
+def _blank_characters() -> str:
+    """A regex class body of every character ``str.strip()`` removes (``str.isspace``)."""
+    spaces = [c for c in range(0x110000) if chr(c).isspace()]
+    runs: list[tuple[int, int]] = []
+    for c in spaces:
+        if runs and runs[-1][1] == c - 1:
+            runs[-1] = (runs[-1][0], c)
+        else:
+            runs.append((c, c))
+    esc = "\\u{:04x}".format
+    return "".join(esc(a) if a == b else f"{esc(a)}-{esc(b)}" for a, b in runs)
+
+
+NOT_BLANK_PATTERN = f"[^{_blank_characters()}]"
+"""Unanchored: the text has a character ``str.strip()`` keeps (``validate_text`` requires one)."""
+BLANK_PATTERN = f"^[{_blank_characters()}]*$"
+"""The whole text is blank (``str.strip()`` leaves nothing)."""
+BODY_PATTERN = f"^[^\\u0000]*[^\\u0000{_blank_characters()}][^\\u0000]*$"
+"""A version body: not blank and no NUL (see :func:`validate_body`)."""
+
+_SEGMENT = re.compile(SEGMENT_PATTERN)
+_PRINCIPAL = re.compile(PRINCIPAL_PATTERN)
+_TYPE_KEY = re.compile(TYPE_KEY_PATTERN)
+_SCOPE = re.compile(SCOPE_PATTERN)
 
 
 class SourceKind(StrEnum):
@@ -89,7 +134,7 @@ class RepoRef:
     def parse(cls, text: str) -> RepoRef:
         """Parse ``TENANT/ORG/REPO`` with a clear error for anything else."""
         parts = text.strip().split("/") if isinstance(text, str) else []
-        if len(parts) != 3 or not all(_SEGMENT.match(p) for p in parts):
+        if len(parts) != 3 or not all(_SEGMENT.fullmatch(p) for p in parts):
             raise InvalidArgument(
                 f"malformed repository {text!r}: expected TENANT/ORG/REPO, each segment 1-63 of "
                 "letters, digits, '.', '_' or '-', starting with a letter or digit",
@@ -113,7 +158,7 @@ class RepoRef:
 
 def validate_principal(value: str, field: str = "principal") -> str:
     """Return ``value`` if it is ``user:…``, ``agent:…`` or ``service:…``."""
-    if not isinstance(value, str) or not _PRINCIPAL.match(value):
+    if not isinstance(value, str) or not _PRINCIPAL.fullmatch(value):
         raise InvalidArgument(
             f"malformed principal {value!r}: expected user:ID, agent:ID or service:ID", field=field
         )
@@ -127,7 +172,7 @@ def principal_type(principal_id: str) -> str:
 
 def validate_type_key(value: str) -> str:
     """A namespaced key such as ``ameide:doc``."""
-    if not _TYPE_KEY.match(value or ""):
+    if not isinstance(value, str) or not _TYPE_KEY.fullmatch(value):
         raise InvalidArgument(
             f"malformed type_key {value!r}: expected namespace:name, e.g. ameide:doc",
             field="type_key",
@@ -137,7 +182,7 @@ def validate_type_key(value: str) -> str:
 
 def validate_id(value: str, prefix: str, what: str) -> str:
     """Check the shape of an opaque id; a malformed one can never exist, so it is NOT_FOUND-safe."""
-    if not isinstance(value, str) or not _ID.match(value) or not value.startswith(prefix + "_"):
+    if not isinstance(value, str) or not re.fullmatch(id_pattern(prefix), value):
         raise InvalidArgument(f"malformed {what} id {value!r}", field=what)
     return value
 
@@ -252,20 +297,11 @@ def require_zone(value: datetime, name: str, *, field: str) -> datetime:
 
 
 def parse_scope(scope: str) -> str:
-    """A grant's scope: ``*``, ``TENANT``, ``TENANT/ORG`` or ``TENANT/ORG/REPO``."""
-    if scope == "*":
-        return scope
-    parts = scope.split("/") if isinstance(scope, str) else []
-    if len(parts) == 3:
-        return RepoRef.parse(scope).key
-    if len(parts) in (1, 2):
-        # Validate segments with the repository rule by padding a dummy repository.
-        try:
-            RepoRef.parse("/".join([*parts, "x", "x"][:3]))
-        except InvalidArgument:
-            pass
-        else:
-            return scope
+    """A grant's scope: ``*``, ``TENANT``, ``TENANT/ORG`` or ``TENANT/ORG/REPO``
+    (:data:`SCOPE_PATTERN`; surrounding blanks ignored)."""
+    text = scope.strip() if isinstance(scope, str) else ""
+    if _SCOPE.fullmatch(text):
+        return text
     raise InvalidArgument(
         f"malformed scope {scope!r}: expected *, TENANT, TENANT/ORG or TENANT/ORG/REPO",
         field="scope",

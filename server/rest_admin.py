@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep
 from server.rest_errors import ERROR_RESPONSES
 from server.rest_requests import CreateRepository, GrantRequest, LegalHoldRequest, TokenRequest
+from server.rest_types import GrantScope, Principal, PrincipalParam, RoleName, TokenId
 from service.results import (
     GrantMade,
     GrantRevoked,
@@ -29,7 +30,7 @@ router = APIRouter(tags=["setup and access"], responses=ERROR_RESPONSES)
 JSON: dict[str, Any] = {"response_model_exclude_unset": True}
 """Return what the service returned: no ``null`` for fields it left out."""
 
-Scope = Annotated[str, Query(description="*, TENANT, TENANT/ORG or TENANT/ORG/REPO.")]
+Scope = Annotated[GrantScope, Query(description="*, TENANT, TENANT/ORG or TENANT/ORG/REPO.")]
 
 
 @router.post(
@@ -54,8 +55,8 @@ def list_grants(scope: Scope, svc: ServiceDep, caller: CallerDep) -> Any:
 
 @router.delete("/grants", response_model=GrantRevoked, operation_id="revoke", **JSON)
 def revoke(
-    principal_id: Annotated[str, Query(description="user:ID, agent:ID or service:ID.")],
-    role: Annotated[str, Query(description="The role to remove.")],
+    principal_id: Annotated[Principal, Query(description="user:ID, agent:ID or service:ID.")],
+    role: Annotated[RoleName, Query(description="The role to remove.")],
     scope: Scope,
     svc: ServiceDep,
     caller: CallerDep,
@@ -77,7 +78,7 @@ def list_tokens(
     svc: ServiceDep,
     caller: CallerDep,
     principal_id: Annotated[
-        str | None,
+        PrincipalParam,
         Query(
             description="Whose tokens (a global admin only; default: your own, or every "
             "token for a global admin)."
@@ -91,7 +92,7 @@ def list_tokens(
 @router.delete(
     "/tokens/{token_id}", response_model=TokenRevoked, operation_id="revoke_token", **JSON
 )
-def revoke_token(token_id: str, svc: ServiceDep, caller: CallerDep) -> Any:
+def revoke_token(token_id: TokenId, svc: ServiceDep, caller: CallerDep) -> Any:
     """Revoke a token and every token minted with it (its owner or a global admin)."""
     return svc.revoke_token(caller, token_id)
 

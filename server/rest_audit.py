@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep
 from server.rest_errors import ERROR_RESPONSES
+from server.rest_types import ElementIdParam, PrincipalParam, Since, Until
+from service.history import MAX_HISTORY
 from service.results import AccessRow, AuditEvent, AuditVerdict
 
 router = APIRouter(tags=["audit"], responses=ERROR_RESPONSES)
 JSON: dict[str, Any] = {"response_model_exclude_unset": True}
 
-Instant = Annotated[datetime | None, Query(description="ISO-8601 instant with a zone, e.g. …Z.")]
-Limit = Annotated[int, Query(description="At most this many rows (1-10000).")]
+SinceParam = Annotated[Since, Query(description="RFC 3339 instant with a zone, e.g. …Z.")]
+UntilParam = Annotated[Until, Query(description="RFC 3339 instant with a zone, e.g. …Z.")]
+Limit = Annotated[
+    int, Query(ge=1, le=MAX_HISTORY, description=f"At most this many rows (1-{MAX_HISTORY}).")
+]
 
 
 @router.get(
@@ -28,10 +32,10 @@ def history(
     repo: RepoDep,
     svc: ServiceDep,
     caller: CallerDep,
-    since: Instant = None,
-    until: Instant = None,
-    element_id: Annotated[str | None, Query(description="Only events about it.")] = None,
-    actor: Annotated[str | None, Query(description="Only events by this principal.")] = None,
+    since: SinceParam = None,
+    until: UntilParam = None,
+    element_id: Annotated[ElementIdParam, Query(description="Only events about it.")] = None,
+    actor: Annotated[PrincipalParam, Query(description="Only events by this principal.")] = None,
     limit: Limit = 1000,
 ) -> Any:
     """Audit events of a repository, oldest first (the newest ``limit``)."""

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep, drop_none
 from server.rest_errors import ERROR_RESPONSES
 from server.rest_requests import ProposeRequest, RationaleRequest, RejectRequest, ReviseRequest
+from server.rest_types import ProposalId, ProposalStatusParam
 from service.results import Proposal
 
 router = APIRouter(tags=["curation"], responses=ERROR_RESPONSES)
@@ -35,7 +36,7 @@ def proposal_list(
     svc: ServiceDep,
     caller: CallerDep,
     status: Annotated[
-        str | None,
+        ProposalStatusParam,
         Query(description="OPEN, ACCEPTED, REJECTED, REBASED or WITHDRAWN (default: all)."),
     ] = None,
 ) -> Any:
@@ -46,7 +47,7 @@ def proposal_list(
 @router.get(
     "/proposals/{proposal_id}", response_model=Proposal, operation_id="proposal_show", **JSON
 )
-def proposal_show(proposal_id: str, svc: ServiceDep, caller: CallerDep) -> Any:
+def proposal_show(proposal_id: ProposalId, svc: ServiceDep, caller: CallerDep) -> Any:
     """A proposal with its staleness, the current head, the selected version and the diff."""
     return svc.proposal_show(caller, proposal_id)
 
@@ -55,7 +56,10 @@ def proposal_show(proposal_id: str, svc: ServiceDep, caller: CallerDep) -> Any:
     "/proposals/{proposal_id}/accept", response_model=Proposal, operation_id="accept", **JSON
 )
 def accept(
-    proposal_id: str, svc: ServiceDep, caller: CallerDep, body: RationaleRequest = NO_RATIONALE
+    proposal_id: ProposalId,
+    svc: ServiceDep,
+    caller: CallerDep,
+    body: RationaleRequest = NO_RATIONALE,
 ) -> Any:
     """Accept a fresh, clean, OPEN proposal (curator); a stale one is refused (412)."""
     return svc.accept(caller, proposal_id, body.rationale)
@@ -64,7 +68,7 @@ def accept(
 @router.post(
     "/proposals/{proposal_id}/reject", response_model=Proposal, operation_id="reject", **JSON
 )
-def reject(proposal_id: str, body: RejectRequest, svc: ServiceDep, caller: CallerDep) -> Any:
+def reject(proposal_id: ProposalId, body: RejectRequest, svc: ServiceDep, caller: CallerDep) -> Any:
     """Reject a proposal with a rationale (curator)."""
     return svc.reject(caller, proposal_id, body.rationale)
 
@@ -72,7 +76,7 @@ def reject(proposal_id: str, body: RejectRequest, svc: ServiceDep, caller: Calle
 @router.post(
     "/proposals/{proposal_id}/rebase", response_model=Proposal, operation_id="rebase", **JSON
 )
-def rebase(proposal_id: str, svc: ServiceDep, caller: CallerDep) -> Any:
+def rebase(proposal_id: ProposalId, svc: ServiceDep, caller: CallerDep) -> Any:
     """Rebase a stale proposal onto the current head: a new OPEN proposal, the old one REBASED."""
     return svc.rebase(caller, proposal_id)
 
@@ -81,7 +85,10 @@ def rebase(proposal_id: str, svc: ServiceDep, caller: CallerDep) -> Any:
     "/proposals/{proposal_id}/withdraw", response_model=Proposal, operation_id="withdraw", **JSON
 )
 def withdraw(
-    proposal_id: str, svc: ServiceDep, caller: CallerDep, body: RationaleRequest = NO_RATIONALE
+    proposal_id: ProposalId,
+    svc: ServiceDep,
+    caller: CallerDep,
+    body: RationaleRequest = NO_RATIONALE,
 ) -> Any:
     """Withdraw your own OPEN proposal."""
     return svc.withdraw(caller, proposal_id, body.rationale)
@@ -90,6 +97,6 @@ def withdraw(
 @router.post(
     "/proposals/{proposal_id}/revise", response_model=Proposal, operation_id="revise", **JSON
 )
-def revise(proposal_id: str, body: ReviseRequest, svc: ServiceDep, caller: CallerDep) -> Any:
+def revise(proposal_id: ProposalId, body: ReviseRequest, svc: ServiceDep, caller: CallerDep) -> Any:
     """Replace the body of an OPEN proposal (its proposer or a curator), e.g. to clear conflicts."""
     return svc.revise(caller, proposal_id, body.body, body.summary, body.title)

@@ -19,6 +19,7 @@ from fastapi import Depends, Header, Path, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from edge.callers import NO_BEARER_HTTP, resolve_caller
+from server.rest_types import OnBehalfOfHeader, PurposeHeader, RolesHeader, Segment
 from service.app import MemoryService
 from service.authz import Caller
 from service.settings import Settings
@@ -55,18 +56,18 @@ def get_caller(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
     on_behalf_of: Annotated[
-        str | None,
+        OnBehalfOfHeader,
         Header(
             alias="X-Ameide-On-Behalf-Of",
             description="Act for this principal: permissions are the intersection of both.",
         ),
     ] = None,
     purpose: Annotated[
-        str | None,
+        PurposeHeader,
         Header(alias="X-Ameide-Purpose", description="Why; recorded with every read and write."),
     ] = None,
     roles: Annotated[
-        str | None,
+        RolesHeader,
         Header(
             alias="X-Ameide-Roles",
             description="Comma-separated roles you claim; they only narrow your grants.",
@@ -90,11 +91,11 @@ def get_caller(
 
 
 def repository_key(
-    tenant: Annotated[str, Path(description="Tenant id, e.g. acme.")],
-    org: Annotated[str, Path(description="Organization id, e.g. eng.")],
-    repo: Annotated[str, Path(description="Repository id, e.g. platform.")],
+    tenant: Annotated[Segment, Path(description="Tenant id, e.g. acme.")],
+    org: Annotated[Segment, Path(description="Organization id, e.g. eng.")],
+    repo: Annotated[Segment, Path(description="Repository id, e.g. platform.")],
 ) -> str:
-    """``tenant/org/repo`` from the three path segments (validated by the service)."""
+    """``tenant/org/repo`` from the three path segments (each checked by the segment rule)."""
     return f"{tenant}/{org}/{repo}"
 
 

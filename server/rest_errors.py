@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -22,6 +23,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from domain.errors import AmeideError, InvalidArgument
@@ -101,7 +103,29 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     response = error_response(exc.status_code, code, str(exc.detail))
     for name, value in (exc.headers or {}).items():
         response.headers[name] = value
+    if exc.status_code == 405:
+        response.headers["Allow"] = ", ".join(allowed_methods(request))
     return response
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method the OpenAPI document lists for the request's path (RFC 9110 §15.5.6).
+
+    Starlette names only the first route that matched the path, but one path often has several
+    routes (``GET`` and ``POST`` of ``…/proposals``): a 405 must list all of them. The table is
+    built once per app from its own OpenAPI document, so ``Allow`` and the document agree."""
+    app = request.app
+    table: list[tuple[re.Pattern[str], list[str]]] | None = getattr(
+        app.state, "allowed_methods", None
+    )
+    if table is None:
+        table = [
+            (compile_path(path)[0], sorted(method.upper() for method in operations))
+            for path, operations in app.openapi().get("paths", {}).items()
+        ]
+        app.state.allowed_methods = table
+    path = request.scope.get("path", "")
+    return next((methods for regex, methods in table if regex.match(path)), [])
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:

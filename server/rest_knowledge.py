@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -11,6 +10,8 @@ from edge.reading import DEFAULT_MAX_NODES, DEFAULT_NEIGHBOURHOOD_HOPS, MAX_HOPS
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep, drop_none
 from server.rest_errors import ERROR_RESPONSES
 from server.rest_requests import AddRelationship, CreateElement, EraseRequest, ReasonRequest
+from server.rest_types import AsOf as AsOfParam
+from server.rest_types import ElementId, RelationshipId, VersionId, VersionIdParam
 from service.results import (
     ElementHistory,
     ElementWithVersion,
@@ -25,8 +26,8 @@ JSON: dict[str, Any] = {"response_model_exclude_unset": True}
 NO_REASON = ReasonRequest()
 
 AsOf = Annotated[
-    datetime | None,
-    Query(description="Answer as recorded at this instant (ISO-8601 with a zone, e.g. …Z)."),
+    AsOfParam,
+    Query(description="Answer as recorded at this instant (RFC 3339 with a zone, e.g. …Z)."),
 ]
 
 
@@ -46,11 +47,11 @@ def create_element(repo: RepoDep, body: CreateElement, svc: ServiceDep, caller: 
     "/elements/{element_id}", response_model=ElementWithVersion, operation_id="get_element", **JSON
 )
 def get_element(
-    element_id: str,
+    element_id: ElementId,
     svc: ServiceDep,
     caller: CallerDep,
     as_of: AsOf = None,
-    version_id: Annotated[str | None, Query(description="This version, not the head.")] = None,
+    version_id: Annotated[VersionIdParam, Query(description="This version, not the head.")] = None,
 ) -> Any:
     """An element with its head version (or a given version, or the head as of an instant)."""
     return svc.get_element(caller, element_id, version_id, as_of)
@@ -62,7 +63,7 @@ def get_element(
     operation_id="element_history",
     **JSON,
 )
-def element_history(element_id: str, svc: ServiceDep, caller: CallerDep) -> Any:
+def element_history(element_id: ElementId, svc: ServiceDep, caller: CallerDep) -> Any:
     """Every version of an element, oldest first (bodies omitted)."""
     return svc.element_history(caller, element_id)
 
@@ -74,7 +75,7 @@ def element_history(element_id: str, svc: ServiceDep, caller: CallerDep) -> Any:
     **JSON,
 )
 def retire_element(
-    element_id: str, svc: ServiceDep, caller: CallerDep, body: ReasonRequest = NO_REASON
+    element_id: ElementId, svc: ServiceDep, caller: CallerDep, body: ReasonRequest = NO_REASON
 ) -> Any:
     """Retire an element (curator); refused under legal hold. Earlier as_of reads still see it."""
     return svc.retire_element(caller, element_id, body.reason)
@@ -87,7 +88,7 @@ def retire_element(
     **JSON,
 )
 def list_relationships(
-    element_id: str, svc: ServiceDep, caller: CallerDep, as_of: AsOf = None
+    element_id: ElementId, svc: ServiceDep, caller: CallerDep, as_of: AsOf = None
 ) -> Any:
     """Relationships of an element (both directions) whose other end you may read."""
     return svc.list_relationships(caller, element_id, as_of)
@@ -100,15 +101,15 @@ def list_relationships(
     **JSON,
 )
 def expand(
-    element_id: str,
+    element_id: ElementId,
     svc: ServiceDep,
     caller: CallerDep,
     as_of: AsOf = None,
     hops: Annotated[
-        int, Query(description=f"How far to walk (1-{MAX_HOPS}).")
+        int, Query(ge=1, le=MAX_HOPS, description=f"How far to walk (1-{MAX_HOPS}).")
     ] = DEFAULT_NEIGHBOURHOOD_HOPS,
     max_nodes: Annotated[
-        int, Query(description=f"At most this many nodes (1-{MAX_NODES}).")
+        int, Query(ge=1, le=MAX_NODES, description=f"At most this many nodes (1-{MAX_NODES}).")
     ] = DEFAULT_MAX_NODES,
     relationship_types: Annotated[
         list[str] | None, Query(description="Only these relationship type keys.")
@@ -131,7 +132,9 @@ def expand(
     operation_id="get_version",
     **JSON,
 )
-def get_version(version_id: str, svc: ServiceDep, caller: CallerDep, as_of: AsOf = None) -> Any:
+def get_version(
+    version_id: VersionId, svc: ServiceDep, caller: CallerDep, as_of: AsOf = None
+) -> Any:
     """A version by id with its element and chunk offsets (for citations)."""
     return svc.get_version(caller, version_id, as_of)
 
@@ -139,7 +142,9 @@ def get_version(version_id: str, svc: ServiceDep, caller: CallerDep, as_of: AsOf
 @router.post(
     "/versions/{version_id}/erase", response_model=Version, operation_id="erase_version", **JSON
 )
-def erase_version(version_id: str, body: EraseRequest, svc: ServiceDep, caller: CallerDep) -> Any:
+def erase_version(
+    version_id: VersionId, body: EraseRequest, svc: ServiceDep, caller: CallerDep
+) -> Any:
     """Erase a version's content (admin; right to be forgotten): ids, hash and audit remain."""
     return svc.erase_version(caller, version_id, body.reason)
 
@@ -169,6 +174,6 @@ def add_relationship(body: AddRelationship, svc: ServiceDep, caller: CallerDep) 
     operation_id="retire_relationship",
     **JSON,
 )
-def retire_relationship(relationship_id: str, svc: ServiceDep, caller: CallerDep) -> Any:
+def retire_relationship(relationship_id: RelationshipId, svc: ServiceDep, caller: CallerDep) -> Any:
     """Retire a relationship (curator); earlier as_of reads still see it."""
     return svc.retire_relationship(caller, relationship_id)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -10,6 +9,8 @@ from fastapi import APIRouter, Query
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep
 from server.rest_errors import ERROR_RESPONSES
 from server.rest_requests import CreateBaseline, PromoteRequest, RollbackRequest
+from server.rest_types import AsOf as AsOfParam
+from server.rest_types import BaselineId
 from service.results import (
     Baseline,
     BaselineDiff,
@@ -22,7 +23,7 @@ router = APIRouter(tags=["publishing"], responses=ERROR_RESPONSES)
 JSON: dict[str, Any] = {"response_model_exclude_unset": True}
 ALL_PINS = CreateBaseline()
 
-Instant = Annotated[datetime | None, Query(description="ISO-8601 instant with a zone, e.g. …Z.")]
+Instant = Annotated[AsOfParam, Query(description="RFC 3339 instant with a zone, e.g. …Z.")]
 
 
 @router.post(
@@ -56,7 +57,7 @@ def list_baselines(repo: RepoDep, svc: ServiceDep, caller: CallerDep) -> Any:
     operation_id="baseline_show",
     **JSON,
 )
-def baseline_show(baseline_id: str, svc: ServiceDep, caller: CallerDep) -> Any:
+def baseline_show(baseline_id: BaselineId, svc: ServiceDep, caller: CallerDep) -> Any:
     """A baseline with the pins you may read and whether it is published."""
     return svc.baseline_show(caller, baseline_id)
 
@@ -68,7 +69,7 @@ def baseline_show(baseline_id: str, svc: ServiceDep, caller: CallerDep) -> Any:
     **JSON,
 )
 def baseline_diff(
-    baseline_id: str, other_baseline_id: str, svc: ServiceDep, caller: CallerDep
+    baseline_id: BaselineId, other_baseline_id: BaselineId, svc: ServiceDep, caller: CallerDep
 ) -> Any:
     """Versions added, changed and removed from the first baseline to the second, with diffs."""
     return svc.baseline_diff(caller, baseline_id, other_baseline_id)

@@ -13,6 +13,7 @@ from fastapi import APIRouter
 from server.rest_deps import CallerDep, ServiceDep
 from server.rest_errors import ERROR_RESPONSES
 from server.rest_requests import ReplayRequest, VerifyCitationsRequest
+from server.rest_types import ContextId
 from service.read_request import ReadRequest
 from service.results_read import CitationsVerified, ReadContext, Replay
 
@@ -38,13 +39,15 @@ def read_context(body: ReadRequest, svc: ServiceDep, caller: CallerDep) -> Any:
     **JSON,
 )
 def verify_citations(
-    context_id: str, body: VerifyCitationsRequest, svc: ServiceDep, caller: CallerDep
+    context_id: ContextId, body: VerifyCitationsRequest, svc: ServiceDep, caller: CallerDep
 ) -> Any:
     """Which citations point into what that context returned (its reader or an auditor)."""
     return svc.verify_citations(caller, context_id, body.citations)
 
 
 @router.post("/context/{context_id}/replay", response_model=Replay, operation_id="replay", **JSON)
-def replay(context_id: str, svc: ServiceDep, caller: CallerDep, body: ReplayRequest = NOW) -> Any:
+def replay(
+    context_id: ContextId, svc: ServiceDep, caller: CallerDep, body: ReplayRequest = NOW
+) -> Any:
     """Re-run a stored read as its reader and report what differs (its reader or an auditor)."""
     return svc.replay(caller, context_id, as_recorded=body.as_recorded)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from domain.errors import InvalidArgument, NotFound, PermissionDenied
 from domain.model import Element, ElementVersion, version_classification
 from domain.permissions import Action
-from domain.values import SourceKind, validate_id, validate_principal
+from domain.values import MAX_PURPOSE_CHARS, SourceKind, validate_id, validate_principal
 from service.authz import Authorizer, Caller, Grant, Permission
 from service.core import UnitOfWork
 
@@ -24,8 +24,10 @@ class Gate:
         validate_principal(caller.principal_id)
         if caller.on_behalf_of is not None:
             validate_principal(caller.on_behalf_of, "on_behalf_of")
-        if caller.purpose is not None and len(caller.purpose) > 500:
-            raise InvalidArgument("purpose is longer than 500 characters", field="purpose")
+        if caller.purpose is not None and len(caller.purpose) > MAX_PURPOSE_CHARS:
+            raise InvalidArgument(
+                f"purpose is longer than {MAX_PURPOSE_CHARS} characters", field="purpose"
+            )
         return caller
 
     # -- the gate ------------------------------------------------------------------------

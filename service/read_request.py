@@ -10,12 +10,32 @@ version ids.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from domain.errors import InvalidArgument
-from domain.values import describe_problem, parse_instant, require_zone
+from domain.permissions import ROLE_NAMES
+from domain.values import (
+    BLANK_PATTERN,
+    MAX_PURPOSE_CHARS,
+    NOT_BLANK_PATTERN,
+    PRINCIPAL_PATTERN,
+    SEGMENT_PATTERN,
+    describe_problem,
+    id_pattern,
+    parse_instant,
+    require_zone,
+)
 from projection.selection import SELECTOR_KINDS
 from service.read_limits import (
     DEFAULT_HOPS,
@@ -31,6 +51,16 @@ from service.read_limits import (
 )
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+def _json_integer(value: Any) -> Any:
+    """A JSON integer (``8`` or ``8.0``), never a string or a boolean."""
+    if isinstance(value, bool | str):
+        raise ValueError("Input should be a valid integer")
+    return value
+
+
+JsonInt = Annotated[int, BeforeValidator(_json_integer)]
 _UNPARSABLE = "unparsable instant {text!r}; use ISO-8601, e.g. 2026-01-01T00:00:00Z"
 
 
@@ -38,9 +68,9 @@ class Scope(BaseModel):
     """Tenant and organization, and the repository (omitted: every readable one of the org)."""
 
     model_config = _STRICT
-    tenant_id: str
-    organization_id: str
-    repository_id: str | None = None
+    tenant_id: str = Field(json_schema_extra={"pattern": SEGMENT_PATTERN})
+    organization_id: str = Field(json_schema_extra={"pattern": SEGMENT_PATTERN})
+    repository_id: str | None = Field(default=None, json_schema_extra={"pattern": SEGMENT_PATTERN})
 
     @property
     def repo_key(self) -> str | None:
@@ -59,19 +89,68 @@ class PrincipalBlock(BaseModel):
     """Who asks, as the request states it (it can only narrow the authenticated caller)."""
 
     model_config = _STRICT
-    principal_id: str | None = None
-    roles: tuple[str, ...] = ()
-    purpose: str | None = Field(default=None, max_length=500)
-    on_behalf_of: str | None = None
+    principal_id: str | None = Field(default=None, json_schema_extra={"pattern": PRINCIPAL_PATTERN})
+    roles: tuple[str, ...] = Field(
+        default=(), json_schema_extra={"items": {"enum": list(ROLE_NAMES)}}
+    )
+    purpose: str | None = Field(default=None, max_length=MAX_PURPOSE_CHARS)
+    on_behalf_of: str | None = Field(default=None, json_schema_extra={"pattern": PRINCIPAL_PATTERN})
+
+
+def _ids_of(prefix: str) -> dict[str, Any]:
+    return {"items": {"type": "string", "pattern": id_pattern(prefix)}}
+
+
+_INSTANT: dict[str, Any] = {  # what ReadRequest._instant reads: "" is left out
+    "anyOf": [
+        {"type": "string", "format": "date-time"},
+        {"type": "string", "maxLength": 0},
+        {"type": "null"},
+    ]
+}
+_EMPTY: dict[str, Any] = {"type": "string", "maxLength": 0}
+_BASELINE: dict[str, Any] = {  # an empty baseline_id is none, as Selector reads it
+    "anyOf": [{"type": "string", "pattern": id_pattern("bl")}, _EMPTY, {"type": "null"}]
+}
+_ABSENT: dict[str, Any] = {"type": "null"}
+_NO_BASELINE: dict[str, Any] = {"anyOf": [_ABSENT, _EMPTY]}
+"""A JSON Schema ``properties`` entry for a field left out or ``null``."""
+_NONE: dict[str, Any] = {"maxItems": 0}
+_SOME: dict[str, Any] = {"minItems": 1}
+SELECTOR_RULES: dict[str, Any] = {
+    "anyOf": [  # the rules of Selector._baseline_only_for_baseline_ref, for OpenAPI
+        {
+            "properties": {
+                "kind": {"enum": ["published", "head"]},
+                "baseline_id": _NO_BASELINE,
+                "version_ids": _NONE,
+            }
+        },
+        {
+            "required": ["kind", "baseline_id"],
+            "properties": {
+                "kind": {"const": "baseline_ref"},
+                "baseline_id": {"type": "string", "pattern": id_pattern("bl")},
+                "version_ids": _NONE,
+            },
+        },
+        {
+            "required": ["kind"],
+            "properties": {"kind": {"const": "version_ref"}, "baseline_id": _NO_BASELINE},
+        },
+    ]
+}
 
 
 class Selector(BaseModel):
     """Which canonical versions: the published baseline, a named one, heads, or listed ones."""
 
-    model_config = _STRICT
-    kind: str = "published"
-    baseline_id: str | None = None
-    version_ids: tuple[str, ...] = Field(default=(), max_length=MAX_IDS)
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=SELECTOR_RULES)
+    kind: str = Field(default="published", json_schema_extra={"enum": list(SELECTOR_KINDS)})
+    baseline_id: str | None = Field(default=None, json_schema_extra=_BASELINE)
+    version_ids: tuple[str, ...] = Field(
+        default=(), max_length=MAX_IDS, json_schema_extra=_ids_of("ver")
+    )
 
     @field_validator("kind")
     @classmethod
@@ -95,36 +174,73 @@ class Expand(BaseModel):
     """Relationship expansion around the recalled elements."""
 
     model_config = _STRICT
-    hops: int = Field(default=DEFAULT_HOPS, ge=0, le=MAX_HOPS)
+    hops: JsonInt = Field(default=DEFAULT_HOPS, ge=0, le=MAX_HOPS)
     relationship_types: tuple[str, ...] = Field(default=(), max_length=50)
-    max_nodes: int = Field(default=DEFAULT_MAX_NODES, ge=1, le=MAX_NODES)
+    max_nodes: JsonInt = Field(default=DEFAULT_MAX_NODES, ge=1, le=MAX_NODES)
 
 
 class Budget(BaseModel):
     """At most ``max_items`` items and ``max_chars`` characters of context block."""
 
     model_config = _STRICT
-    max_items: int = Field(default=DEFAULT_MAX_ITEMS, ge=1, le=MAX_ITEMS)
-    max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=1, le=MAX_CHARS)
+    max_items: JsonInt = Field(default=DEFAULT_MAX_ITEMS, ge=1, le=MAX_ITEMS)
+    max_chars: JsonInt = Field(default=DEFAULT_MAX_CHARS, ge=1, le=MAX_CHARS)
+
+
+def _driving(driver: str | None) -> dict[str, Any]:
+    """The request's recall is driven by ``driver`` alone (None: by ``selector.version_ids``)."""
+    given = {
+        "query": {"type": "string", "pattern": NOT_BLANK_PATTERN},
+        "element_ids": _SOME,
+        "version_ids": _SOME,
+    }
+    left_out = {
+        "query": {"anyOf": [_ABSENT, {"type": "string", "pattern": BLANK_PATTERN}]},
+        "element_ids": _NONE,
+        "version_ids": _NONE,
+    }
+    properties = {name: given[name] if name == driver else left_out[name] for name in given}
+    if driver is None:  # the version_ref selector's own version_ids drive it
+        properties["selector"] = {"required": ["version_ids"], "properties": {"version_ids": _SOME}}
+    elif driver != "version_ids":  # a version_ref selector needs version_ids somewhere
+        properties["selector"] = {
+            "anyOf": [
+                {"properties": {"kind": {"enum": ["published", "baseline_ref", "head"]}}},
+                {"required": ["version_ids"], "properties": {"version_ids": _SOME}},
+            ]
+        }
+    required = [driver] if driver else ["selector"]
+    return {"required": required, "properties": properties}
+
+
+READ_RULES: dict[str, Any] = {
+    "anyOf": [_driving(name) for name in ("query", "element_ids", "version_ids", None)]
+}
+"""The rules of ``ReadRequest._one_recall_driver`` for OpenAPI: exactly one of a non-blank
+``query``, ``element_ids`` or ``version_ids`` (or only a version_ref selector's version_ids)."""
 
 
 class ReadRequest(BaseModel):
     """A read_context request (product.md §4)."""
 
-    model_config = _STRICT
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=READ_RULES)
     scope: Scope
     principal: PrincipalBlock = PrincipalBlock()
     selector: Selector = Selector()
     query: str | None = Field(default=None, max_length=MAX_QUERY_CHARS)
-    element_ids: tuple[str, ...] = Field(default=(), max_length=MAX_IDS)
-    version_ids: tuple[str, ...] = Field(default=(), max_length=MAX_IDS)
-    as_of: datetime | None = None
-    valid_at: datetime | None = None
-    include_evidence: bool = True
+    element_ids: tuple[str, ...] = Field(
+        default=(), max_length=MAX_IDS, json_schema_extra=_ids_of("el")
+    )
+    version_ids: tuple[str, ...] = Field(
+        default=(), max_length=MAX_IDS, json_schema_extra=_ids_of("ver")
+    )
+    as_of: datetime | None = Field(default=None, json_schema_extra=_INSTANT)
+    valid_at: datetime | None = Field(default=None, json_schema_extra=_INSTANT)
+    include_evidence: StrictBool = True
     expand: Expand = Expand()
     budget: Budget = Budget()
     detail_level: Literal["titles", "excerpt", "full"] = "excerpt"
-    explain: bool = False
+    explain: StrictBool = False
 
     @field_validator("as_of", "valid_at", mode="before")
     @classmethod

@@ -35,8 +35,9 @@ class SelectorUsed(View):
     as_of: str | None
     valid_at: str | None = None
     resolved_at: str | None = None
-    baselines: dict[str, str] | None = Field(
-        default=None, description="Per repository, when the scope spans an organization."
+    baselines: dict[str, str | None] | None = Field(
+        default=None,
+        description="Per repository, when the scope spans an organization (null: none published).",
     )
 
 

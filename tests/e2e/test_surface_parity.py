@@ -542,14 +542,16 @@ FORBIDDEN_VS_MISSING = [
 ADAPTER_VALIDATED: dict[str, dict[str, str]] = {
     "cli": {"malformed as_of": "--as-of"},
     "mcp": {"unknown selector": "selector", "over-cap budget": "max_items"},
+    "rest": {"propose an empty body": "body.body", "malformed element id": "path.element_id"},
 }
 """Known differences: bad requests a surface refuses itself, before the service sees them
 (the CLI parses ``--as-of``; the MCP tool's input schema checks ``selector`` and
-``max_items``), so the message and details are the surface's own. REST is not listed: FastAPI
-validates the ``ReadRequest`` body first, but its error handler words a refused read_context
-body with the service's own ``parse_request``. The code must still match and the message
-must name the field (the value here); the test also fails once a difference disappears, so
-this list stays exact."""
+``max_items``; REST's OpenAPI schema carries the service's input rules, so FastAPI refuses a
+blank body or a malformed id first, with the service's words inside its validation shape:
+``invalid request: body.body: body is empty``), so the message and details are the surface's
+own. A refused read_context body is still worded by the service's own ``parse_request``. The
+code must still match and the message must name the field (the value here); the test also
+fails once a difference disappears, so this list stays exact."""
 
 
 def bad_requests(d: ServiceDriver, run: Run, n: Names, c: Ctx) -> None:
