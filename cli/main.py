@@ -131,7 +131,7 @@ app = typer.Typer(
     "Agents propose, curators accept or reject, publishers promote baselines, auditors replay "
     "any past state. Every command that prints a result takes --json for scripts.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

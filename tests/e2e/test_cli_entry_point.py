@@ -125,3 +125,18 @@ def test_version_prints_the_package_version(tmp_path):
     result = run("--version", home=tmp_path / "home")
     assert (result.returncode, result.stdout) == (0, f"ameide {version('ameide-memory')}\n")
     assert not (tmp_path / "home").exists()  # it touches nothing
+
+
+def test_shell_completion_is_offered_and_completes_commands(tmp_path):
+    shown = subprocess.run(
+        [str(AMEIDE), "--show-completion", "bash"], capture_output=True, text=True, check=False,
+        timeout=60, env={**os.environ, "SHELL": "/bin/bash"},
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert "_ameide_completion" in shown.stdout
+    completing = {**os.environ, "_AMEIDE_COMPLETE": "complete_bash", "COMP_CWORD": "1"}
+    completing["COMP_WORDS"] = "ameide propo"
+    words = subprocess.run(
+        [str(AMEIDE)], capture_output=True, text=True, check=False, timeout=60, env=completing
+    )
+    assert set(words.stdout.split()) == {"propose", "proposal"}
