@@ -22,7 +22,7 @@ from domain.model import (
 )
 from domain.permissions import Action
 from domain.values import MAX_RATIONALE_CHARS, Classification, SourceKind, validate_text
-from service.authz import Caller
+from service.authz import Caller, Permission
 from service.core import UnitOfWork, existing, head_version, stored_element
 from service.decisions import Decisions, Outcome, Pin
 from service.kernel import Kernel
@@ -46,8 +46,7 @@ class Review:
         with self.k.uow() as uow:
             p, perm = self.book.load(uow, caller, proposal_id)
             body_el = stored_element(uow.store, p.element_id)
-            if not perm.may_act_on(Action.CURATE, body_el.classification):
-                raise PermissionDenied(f"{caller.principal_id} may not accept proposals")
+            _ensure_may_accept(perm, caller, body_el)
             proposed = head_version(uow.store, p.element_id)
             at = self.k.clock.now()
             target = self._target(uow, caller, p, at)
@@ -107,8 +106,7 @@ class Review:
             )
             refusal = None
             try:
-                if not perm.may_act_on(Action.CURATE, body_el.classification):
-                    raise PermissionDenied(f"{caller.principal_id} may not accept proposals")
+                _ensure_may_accept(perm, caller, body_el)
                 p.ensure_acceptable(target.head_version_id if target else None)
             except (PermissionDenied, FailedPrecondition) as exc:
                 refusal = {"code": exc.code, "message": exc.message}
@@ -224,6 +222,12 @@ class Review:
             "rebased_from_view": {"proposal_id": proposal_id, "status": "REBASED"},
             "version": version_view(new_v, with_body=False),
         }
+
+
+def _ensure_may_accept(perm: Permission, caller: Caller, body_el: Element) -> None:
+    """Accepting needs curation at the proposal's classification (``accept`` and its preview)."""
+    if not perm.may_act_on(Action.CURATE, body_el.classification):
+        raise PermissionDenied(f"{caller.principal_id} may not accept proposals")
 
 
 def _rebased(
