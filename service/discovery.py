@@ -47,10 +47,10 @@ class Discovery:
         classification it reads, and whether a legal hold is on."""
         with self.k.uow(readonly=True) as uow:
             out = []
-            for key in uow.store.list_repository_keys():
-                perm = self.k.gate.permission(uow, caller, key)
-                repo = uow.store.get_repository(key)
-                if not perm.can(Action.READ) or repo is None:
+            perms = self.k.gate.permissions(uow, caller, uow.store.list_repository_keys())
+            for key, perm in perms.items():
+                repo = uow.store.get_repository(key) if perm.can(Action.READ) else None
+                if repo is None:
                     continue
                 out.append(_repository_view(key, perm, repo.legal_hold))
         return out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from domain.errors import InvalidArgument, NotFound, PermissionDenied
 from domain.model import Element, ElementVersion, version_classification
 from domain.permissions import Action
@@ -33,13 +35,19 @@ class Gate:
     # -- the gate ------------------------------------------------------------------------
     def permission(self, uow: UnitOfWork, caller: Caller, repo_key: str) -> Permission:
         """The caller's effective permission in a repository (empty when it doesn't exist)."""
+        return self.permissions(uow, caller, [repo_key])[repo_key]
+
+    def permissions(
+        self, uow: UnitOfWork, caller: Caller, repo_keys: Iterable[str]
+    ) -> dict[str, Permission]:
+        """The caller's permission in each repository, its grants read once."""
         self.check_caller(caller)
         principals = [caller.principal_id] + ([caller.on_behalf_of] if caller.on_behalf_of else [])
         grants = [
             Grant(g.principal_id, g.role, g.scope_key, g.clearance)
             for g in uow.store.grants_for(principals)
         ]
-        return self.authorizer.permission(grants, caller, repo_key)
+        return {key: self.authorizer.permission(grants, caller, key) for key in repo_keys}
 
     def repository(
         self, uow: UnitOfWork, caller: Caller, repo_key: str, action: Action

@@ -37,11 +37,8 @@ def readable_repositories(
         ref = RepoRef.parse(key)
         return {ref.key: gate.repository(uow, caller, ref.key, Action.READ)}
     org = RepoRef.parse(f"{scope.org_key}/x").org_key
-    out = {}
-    for repo in uow.store.list_repository_keys(org):
-        perm = gate.permission(uow, caller, repo)
-        if perm.can(Action.READ):
-            out[repo] = perm
+    perms = gate.permissions(uow, caller, uow.store.list_repository_keys(org))
+    out = {repo: perm for repo, perm in perms.items() if perm.can(Action.READ)}
     if not out:
         raise NotFound(f"organization {org} not found", organization=org)
     return out
