@@ -34,6 +34,9 @@ from projection.whoosh.scoring import K1, B, accumulate, column_lengths, posting
 
 _FILTER_CACHE_SIZE = 16
 _SEGMENT_CACHE_SIZE = 2_000
+_POSTINGS_CACHE_SIZE = 4_000_000
+"""Most postings kept decoded in memory, each kept word counting one more (about 12 bytes a
+posting: 48 MB at most)."""
 _ALLOWLISTED = frozenset({"version_id", "element_id"})  # filtered by long lists of values
 _NO_DOCS: frozenset[int] = frozenset()
 _MTIME_GRAIN_NS = 3_000_000_000  # coarser than any file system's mtime resolution
@@ -59,6 +62,11 @@ class Side:
         self._by_value: dict[tuple[str, Hashable], dict[str, frozenset[int]]] = {}
         self._segment_docs: OrderedDict[tuple[str, Hashable], frozenset[int]] = OrderedDict()
         self._lengths: dict[tuple[str, str], tuple[array[int], int]] = {}
+        # per (segment, field, word): its postings decoded, as (document numbers, frequencies)
+        self._postings: OrderedDict[tuple[str, str, str], tuple[array[int], array[float]]] = (
+            OrderedDict()
+        )
+        self._postings_held = 0
         # per (field, filter): average length over the admitted documents, for this searcher
         self._norms: OrderedDict[tuple[str, Any], tuple[float, float]] = OrderedDict()
 
@@ -115,6 +123,8 @@ class Side:
         live = {leaf.key for leaf in self._leaves}
         self._lengths = {k: v for k, v in self._lengths.items() if k[0] in live}
         self._by_value = {k: v for k, v in self._by_value.items() if k[0] in live}
+        self._postings = OrderedDict((k, v) for k, v in self._postings.items() if k[0] in live)
+        self._postings_held = sum(len(ids) + 1 for ids, _ in self._postings.values())
         self._norms = OrderedDict()
 
     def scores(
@@ -150,7 +160,7 @@ class Side:
                 partial: dict[int, float] = {}
                 for leaf, allowed in zip(self._leaves, admitted, strict=True):
                     if allowed:
-                        blocks = postings(leaf.reader, name, term)
+                        blocks = self.postings(leaf, name, term)
                         counts = self.lengths(leaf, name)[0]
                         norm = normalised[name]
                         accumulate(partial, blocks, allowed, leaf.offset, K1 + 1, norm, counts)
@@ -161,6 +171,26 @@ class Side:
                 for key, value in partial.items():
                     scored[key] = get(key, 0.0) + scale * value
         return scored
+
+    def postings(self, leaf: Leaf, name: str, term: str) -> list[tuple[Any, Any]]:
+        """A word's postings in one segment's field, decoded once and kept (segments never
+        change; the least recently used are dropped beyond :data:`_POSTINGS_CACHE_SIZE`): the
+        same words come back query after query, and decoding them was half of a search."""
+        key = (leaf.key, name, term)
+        found = self._postings.get(key)
+        if found is None:
+            ids: array[int] = array("I")
+            frequencies: array[float] = array("f")
+            for block_ids, block_frequencies in postings(leaf.reader, name, term):
+                ids.extend(block_ids)
+                frequencies.extend(block_frequencies)
+            found = self._postings[key] = (ids, frequencies)
+            self._postings_held += len(ids) + 1
+            while self._postings_held > _POSTINGS_CACHE_SIZE and len(self._postings) > 1:
+                self._postings_held -= len(self._postings.popitem(last=False)[1][0]) + 1
+        else:
+            self._postings.move_to_end(key)
+        return [found] if found[0] else []
 
     def _normalisation(
         self, name: str, admitted: list[set[int]], index_filter: port.IndexFilter

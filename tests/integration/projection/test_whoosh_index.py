@@ -597,3 +597,30 @@ def test_question_words_do_not_match_headings(index: WhooshKeywordIndex) -> None
     assert [h.version_id for h in hits] == ["v2"]
     only = index.search("why should", INTERNAL)  # nothing else asked: the words count again
     assert [h.version_id for h in only] == ["v1"]
+
+
+def test_decoded_postings_are_kept_and_answer_exactly_like_a_fresh_decode(
+    index: WhooshKeywordIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from projection.whoosh import segments
+
+    for n in range(30):
+        words = " ".join(["backup"] * (n % 4 + 1) + ["restore"] * (n % 3) + [f"word{n}"])
+        index.replace_versions(doc(f"v{n}", f"# Part {n}\n{words}\n## More\nbackup notes\n"))
+    queries = ("backup restore", "restore word7", "notes backup word12")
+    first = [index.search(q, INTERNAL, limit=20) for q in queries]
+    side = index._sides[0]
+    assert side._postings, "the words searched are kept decoded"
+    held = side._postings_held
+    assert held == sum(len(ids) + 1 for ids, _ in side._postings.values())
+    again = [index.search(q, INTERNAL, limit=20) for q in queries]
+    assert again == first
+    assert side._postings_held == held  # found in the cache, not decoded a second time
+    # a tiny bound keeps evicting the least recently used words: the answers stay the same
+    monkeypatch.setattr(segments, "_POSTINGS_CACHE_SIZE", 5)
+    bounded = [index.search(q, INTERNAL, limit=20) for q in (*queries, "word3 word4")]
+    assert bounded[:3] == first
+    assert len(side._postings) == 1 or side._postings_held <= 5
+    # a new commit adds a segment; the kept postings of the old ones still count correctly
+    index.replace_versions(doc("late", "# Late\nbackup backup backup restore\n"))
+    assert "late" in versions_of(index.search("backup restore", INTERNAL, limit=40))
