@@ -17,7 +17,12 @@ each term a value in [0, 1] (hops for graph distance) times a configurable weigh
   content scores ``relevance * (1 + trust weight)``, so with the default weight it outranks any
   evidence it matches at least half as well as, while a canonical page that merely shares a
   common word with the query does not jump over evidence that answers it.
-- *recency* halves every ``recency_half_life_days`` of age at the read's instant.
+- *recency* halves every ``recency_half_life_days`` of age, counted back from the freshest
+  candidate (:func:`recency_anchor`), not from the read's instant: it says which of the
+  candidates changed more recently, and a backlog nobody touched for a year does not see every
+  page's recency fall to nothing alike. A question about the current state weighs it more
+  (``recency_current``, halving every ``recency_current_half_life_days``): of two pages that
+  answer it, the one changed lately is likelier to say what holds now.
 - *superseded* is the relevance again for superseded content: it scores
   ``relevance * (1 - superseded weight)`` — with the default, half — so it falls below its
   replacement whenever that matches at least half as well, yet stays above content that hardly
@@ -59,6 +64,9 @@ class RankingWeights:
     trust: float = 1.1
     recency: float = 0.05
     recency_half_life_days: float = 365.0
+    # questions about the current state (see for_query): recency counts more, and fades faster
+    recency_current: float = 0.3
+    recency_current_half_life_days: float = 90.0
     graph_distance: float = 0.15
     # Superseded content counts (1 - superseded) of its relevance: half by default, and
     # (1 - superseded_current) when the question asks for the current state (see for_query).
@@ -102,15 +110,23 @@ class RankingWeights:
                 "chunk_share, expansion_decay, superseded, superseded_current, semantic and "
                 "semantic_floor must be within [0, 1]"
             )
-        if weights.recency_half_life_days <= 0:
-            raise ValueError("recency_half_life_days must be positive")
+        if weights.recency_half_life_days <= 0 or weights.recency_current_half_life_days <= 0:
+            raise ValueError(
+                "recency_half_life_days and recency_current_half_life_days must be positive"
+            )
         return weights
 
     def for_query(self, query: str | None) -> RankingWeights:
-        """The weights for one question: ``superseded_current`` replaces ``superseded`` when
-        the question asks for the current state (:func:`asks_for_current`)."""
+        """The weights for one question: when it asks for the current state
+        (:func:`asks_for_current`), ``superseded_current`` replaces ``superseded`` and
+        ``recency_current`` (with its half-life) replaces ``recency``."""
         if query and asks_for_current(query):
-            return replace(self, superseded=self.superseded_current)
+            return replace(
+                self,
+                superseded=self.superseded_current,
+                recency=self.recency_current,
+                recency_half_life_days=self.recency_current_half_life_days,
+            )
         return self
 
     def as_dict(self) -> dict[str, float]:
@@ -237,8 +253,15 @@ def relevance_parts(
     return out
 
 
+def recency_anchor(candidates: Sequence[Candidate], now: float) -> float:
+    """The instant recency counts back from: the freshest candidate's time (never after
+    ``now``, the read's instant), or ``now`` when there are none."""
+    return min(now, max((c.recorded_at for c in candidates), default=now))
+
+
 def score(candidates: Sequence[Candidate], weights: RankingWeights, now: float) -> list[Scored]:
-    """Score every candidate; best first, ties broken by element then version id."""
+    """Score every candidate; best first, ties broken by element then version id. ``now`` is
+    the instant ages count back from (:func:`recency_anchor`)."""
     parts = relevance_parts(candidates, weights)
     return order(
         [_scored(c, parts[c.version_id][0], weights, now, parts[c.version_id]) for c in candidates]

@@ -34,7 +34,15 @@ from projection.packaging import (
     query_terms,
     shown_text,
 )
-from projection.ranking import Candidate, RankingWeights, Scored, order, represent, score
+from projection.ranking import (
+    Candidate,
+    RankingWeights,
+    Scored,
+    order,
+    recency_anchor,
+    represent,
+    score,
+)
 from projection.selection import CANONICAL, Selection, epoch_of, is_superseded
 from service.authz import Caller, Permission
 from service.core import UnitOfWork
@@ -212,7 +220,8 @@ class ReadPipeline:
         rows = uow.store.version_rows([r.version_id for r in recalled])
         found = [r for r in recalled if r.version_id in rows]
         candidates = [_candidate(r, rows[r.version_id], selection) for r in found]
-        weights, now = self.ranking_weights.for_query(req.query), instant.timestamp()
+        weights = self.ranking_weights.for_query(req.query)
+        now = recency_anchor(candidates, instant.timestamp())
         scored = score(candidates, weights, now)
         terms = query_terms(req.query or "")
         sources = {r.version_id: self._source(r, rows[r.version_id], req, terms) for r in found}

@@ -21,6 +21,7 @@ from projection.ranking import (
     WHY_RELATIONSHIP,
     Candidate,
     RankingWeights,
+    recency_anchor,
     represent,
     score,
 )
@@ -239,3 +240,35 @@ def test_verdicts_and_differences_of_stored_items() -> None:
     ]
     after = [{**items[0], "version_id": "v2"}, {**items[0], "element_id": "e2"}]
     assert [d["change"] for d in differences(items, after)] == ["version_changed", "added"]
+
+
+def test_recency_counts_back_from_the_freshest_candidate_not_from_the_read_instant() -> None:
+    day = 86_400.0
+    old = Candidate("old", "el_old", "t/o/r", "INGESTED_EVIDENCE", NOW - 400 * day, WHY_KEYWORD)
+    new = Candidate("new", "el_new", "t/o/r", "INGESTED_EVIDENCE", NOW - 35 * day, WHY_KEYWORD)
+    # a backlog last touched a month ago: its freshest page still counts as fresh
+    anchor = recency_anchor([old, new], NOW)
+    assert anchor == NOW - 35 * day
+    by_id = {s.candidate.version_id: s for s in score([old, new], RankingWeights(), anchor)}
+    assert by_id["new"].breakdown["recency"]["value"] == 1.0
+    assert by_id["old"].breakdown["recency"]["value"] == pytest.approx(0.5 ** (365 / 365))
+    # a later read of the same candidates scores them alike
+    assert recency_anchor([old, new], NOW + 90 * day) == anchor
+    assert recency_anchor([], NOW) == NOW
+    # a candidate recorded after the read's instant (clock skew) never lifts the anchor past it
+    skewed = Candidate("f", "el_f", "t/o/r", "X", NOW + day, WHY_KEYWORD)
+    assert recency_anchor([skewed], NOW) == NOW
+
+
+def test_a_question_about_the_current_state_weighs_recency_more() -> None:
+    weights = RankingWeights()
+    current = weights.for_query("which runner setup is current today?")
+    assert (current.recency, current.recency_half_life_days) == (
+        weights.recency_current,
+        weights.recency_current_half_life_days,
+    )
+    assert current.recency > weights.recency
+    other = weights.for_query("why did we choose this runner setup?")
+    assert (other.recency, other.recency_half_life_days) == (0.05, 365.0)
+    with pytest.raises(ValueError, match="half_life"):
+        RankingWeights.from_mapping({"recency_current_half_life_days": 0})
