@@ -130,6 +130,9 @@ def _show_report(r: dict[str, Any]) -> None:
         [
             ("links", f"{links['added']} added, {links['retired']} retired, "
                       f"{links['unresolved']} unresolved"),
+            ("references", f"{links['resolved']} resolved, {links['ambiguous']} ambiguous, "
+                           f"{links['missing']} missing, {links['outside']} outside the "
+                           "mirrored files"),
             ("supersedes", _supersedes_line(r.get("supersedes"))),
             ("redacted", _pii_line(pii["redacted_files"], pii["redacted"])),
             ("rejected", _pii_line(pii["rejected_files"], pii["rejected"])),

@@ -92,15 +92,30 @@ def resolve_links(
             if found is not None and target is not None:
                 targets.setdefault(found, LinkTarget(found, target, link.raw))
                 continue
-            if target is None:
-                reason = "leaves the source repository"
-            elif repositories_by_path.get(target):
-                reason = "mirrored in another repository"
-            else:
-                reason = "not mirrored"
+            reason = unresolved_reason(link, bool(target and repositories_by_path.get(target)))
             unresolved.append({"raw": link.raw, "target_path": target, "reason": reason})
         out[action.path] = FileLinks(tuple(targets.values()), tuple(unresolved))
     return out
+
+
+AMBIGUOUS = "ambiguous"
+OUTSIDE = "not a mirrored file"
+MISSING = "not mirrored"
+LEAVES = "leaves the source repository"
+ELSEWHERE = "mirrored in another repository"
+
+
+def unresolved_reason(link: LinkCandidate, mirrored_elsewhere: bool) -> str:
+    """Why a link found no element: it leaves the source, several files answer to it, its
+    target is mirrored in another repository, is no file the ingest mirrors (outside the glob:
+    source code, configuration), or is a document that is not there (missing)."""
+    if link.target_path is None:
+        return LEAVES
+    if link.ambiguous:
+        return AMBIGUOUS
+    if mirrored_elsewhere:
+        return ELSEWHERE
+    return OUTSIDE if link.outside else MISSING
 
 
 def resolve_statements(

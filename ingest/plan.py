@@ -27,7 +27,7 @@ from ingest.plan_model import (
     IngestReport,
     LinkCandidate,
 )
-from ingest.references import names_index, resolve_reference
+from ingest.references import names_index, resolve_reference_outcome
 from ingest.routing import RepositoryKey, RoutableFile, RouteError, Router
 from ingest.routing_model import RoutingConfig
 from ingest.source import BacklogSource, BlobTooLargeError, ChangeKind, FileChange, TreeEntry
@@ -270,16 +270,19 @@ class _Planner:
             pii_counts=skip.pii_counts,
         )
 
-    def _fallback(self, candidates: tuple[str, ...]) -> str | None:
+    def _fallback(self, candidates: tuple[str, ...]) -> tuple[str | None, bool]:
         """A link no candidate path matched, resolved by the remaining rules of
-        ``ingest.links.resolve_reference`` (leading folders dropped, a unique file name)."""
+        ``ingest.references.resolve_reference`` (leading folders dropped, a unique file name);
+        and whether it stayed unresolved because several files answer to it."""
         if self._by_name is None:
             self._by_name = names_index(self.ingestible)
+        ambiguous = False
         for candidate in candidates:
-            hit = resolve_reference(candidate, "", self.ingestible, self._by_name)
+            hit, several = resolve_reference_outcome(candidate, "", self.ingestible, self._by_name)
             if hit is not None:
-                return hit
-        return None
+                return hit, False
+            ambiguous = ambiguous or several
+        return None, ambiguous
 
     def _with_links(self, action: FileAction) -> FileAction:
         """Resolve link candidates against the files this run can ingest."""
@@ -288,11 +291,14 @@ class _Planner:
             return action
         links = []
         for ref in refs:
-            hit = next((c for c in ref.candidates if c in self.ingestible), None)
+            hit, ambiguous = next((c for c in ref.candidates if c in self.ingestible), None), False
             if hit is None and ref.candidates:
-                hit = self._fallback(ref.candidates)
+                hit, ambiguous = self._fallback(ref.candidates)
             target = hit or (ref.candidates[0] if ref.candidates else None)
-            links.append(LinkCandidate(ref.raw, ref.kind, target, hit is not None))
+            outside = target is not None and not glob_match(self.options.glob, target)
+            links.append(
+                LinkCandidate(ref.raw, ref.kind, target, hit is not None, ambiguous, outside)
+            )
         return action.with_links(tuple(links))
 
 

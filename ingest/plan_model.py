@@ -48,12 +48,16 @@ class ActionKind(StrEnum):
 @dataclass(frozen=True)
 class LinkCandidate:
     """A REFERENCE relationship candidate: this file refers to ``target_path`` (``None``: it
-    would leave the repository). ``resolved``: the target is among the files being ingested."""
+    would leave the repository). ``resolved``: the target is among the files being ingested.
+    ``ambiguous``: several files answer to the reference, so none was chosen; ``outside``: the
+    target is not a file the ingest mirrors (outside its glob: source code, configuration)."""
 
     raw: str
     kind: LinkKind
     target_path: str | None
     resolved: bool
+    ambiguous: bool = False
+    outside: bool = False
 
 
 @dataclass(frozen=True)

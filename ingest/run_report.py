@@ -28,6 +28,9 @@ class RunTally:
     links_added: int = 0
     links_retired: int = 0
     links_unresolved: int = 0
+    links_resolved: int = 0
+    # unresolved links by reason (see ingest.links.unresolved_reason)
+    links_unresolved_by_reason: Counter[str] = field(default_factory=Counter)
     supersedes_added: int = 0
     supersedes_retired: int = 0
     repaired_front_matter: int = 0
@@ -80,6 +83,12 @@ class RunTally:
                 "added": self.links_added,
                 "retired": self.links_retired,
                 "unresolved": self.links_unresolved,
+                "resolved": self.links_resolved,
+                "ambiguous": self.links_unresolved_by_reason["ambiguous"],
+                "missing": self.links_unresolved_by_reason["not mirrored"],
+                "outside": self.links_unresolved_by_reason["not a mirrored file"]
+                + self.links_unresolved_by_reason["leaves the source repository"]
+                + self.links_unresolved_by_reason["mirrored in another repository"],
             },
             "supersedes": {"added": self.supersedes_added, "retired": self.supersedes_retired},
             "front_matter_repaired": self.repaired_front_matter,

@@ -402,6 +402,9 @@ def test_links_between_mirrored_files_become_reference_relationships(mirror):
     ]
     assert report["links"]["added"] == 3  # auth → billing, auth → old, billing → auth
     assert report["links"]["unresolved"] == 1
+    assert report["links"]["resolved"] == 3
+    assert (report["links"]["ambiguous"], report["links"]["missing"]) == (0, 1)
+    assert report["links"]["outside"] == 0
 
 
 def test_links_are_not_duplicated_and_follow_edits(sqlite_mirror):

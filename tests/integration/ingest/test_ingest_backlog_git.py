@@ -9,9 +9,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ingest.git_source import GitBacklogSource
+from ingest.links import mirrored_after, resolve_links
 from ingest.plan import PlanOptions, build_plan, element_id_for
 from ingest.plan_model import ActionKind, IngestPlan
 from ingest.routing import RepositoryKey, load_config
+from ingest.state import MirrorState
 
 HOME = RepositoryKey("acme", "eng", "backlog")
 FIFTY_MB = 50 * 1024 * 1024
@@ -243,3 +245,34 @@ def test_links_resolve_without_a_missing_leading_folder_and_by_a_unique_file_nam
     resolved = {link.target_path for link in index.links if link.resolved}
     assert resolved == {"433-codex.md", "deep/nested/600-plan.md"}
     assert any(not link.resolved for link in index.links)  # dup.md is ambiguous
+
+
+def test_unresolved_references_say_whether_ambiguous_missing_or_not_a_mirrored_file(repo, source):
+    """Each unresolved reference is told apart: several files answer to it (ambiguous), the
+    document is not in the source (missing), or it names no file the ingest mirrors (outside
+    the glob: source code); the resolved ones are counted too."""
+    repo.write("a/dup.md", "# Dup A\n")
+    repo.write("b/dup.md", "# Dup B\n")
+    repo.write("433-codex.md", "# Codex\n")
+    repo.write(
+        "index.md",
+        "# Index\n\nSee [codex](backlog/433-codex.md), [dup](dup.md), [gone](gone.md) and "
+        "[code](services/auth/rbac.ts).\n",
+    )
+    repo.commit("links")
+    plan = build_plan(source, repository=HOME, current_hash=lambda _id: None)
+    index = next(a for a in plan.actions if a.path == "index.md")
+    by_raw = {link.raw: link for link in index.links}
+    assert by_raw["backlog/433-codex.md"].resolved
+    assert by_raw["dup.md"].ambiguous
+    assert not by_raw["dup.md"].resolved
+    assert not by_raw["gone.md"].ambiguous
+    assert not by_raw["gone.md"].outside
+    assert by_raw["services/auth/rbac.ts"].outside
+    links = resolve_links(plan.actions, mirrored_after(plan.actions, MirrorState("src", [])))
+    reasons = {u["raw"]: u["reason"] for u in links["index.md"].unresolved}
+    assert reasons == {
+        "dup.md": "ambiguous",
+        "gone.md": "not mirrored",
+        "services/auth/rbac.ts": "not a mirrored file",
+    }
