@@ -39,6 +39,7 @@ from service.publishing import Publishing
 from service.read_pipeline import ReadPipeline
 from service.reading import Reading
 from service.review import Review
+from service.selection_cache import SelectionCache
 from service.semantic_recall import SemanticRecall
 from service.tokens import TokenRegistry
 from service.writer import ElementWriter
@@ -58,7 +59,7 @@ def compose(
     writer = ElementWriter(k.audit)
     decisions = Decisions(writer, k.audit)
     book = ProposalBook(k, writer, decisions)
-    pipeline = ReadPipeline(k, indexer, semantic, ranking)
+    pipeline = ReadPipeline(k, indexer, semantic, ranking, SelectionCache())
     tokens = TokenRegistry(k)
     parts = UseCases(
         elements=Elements(k, writer),

@@ -67,6 +67,7 @@ from service.read_views import (
     item_views,
     selector_used,
 )
+from service.selection_cache import SelectionCache
 from service.semantic_recall import SemanticRecall
 from service.views import iso
 
@@ -84,10 +85,12 @@ class ReadPipeline:
         indexer: IndexMaintainer[KeywordIndex] | None,
         semantic: SemanticRecall | None,
         weights: RankingWeights | Mapping[str, object] | None = None,
+        selections: SelectionCache | None = None,
     ) -> None:
         self.k = k
         self.indexer = indexer
         self.semantic = semantic  # semantic recall, when the extra is installed and enabled
+        self.selections = selections  # selections kept between current reads (None: resolve each)
         self.memo = Memo()  # chunks and shingles per version, shared by this service's reads
         self.ranking_weights = RankingWeights()
         self.configure_ranking(weights)
@@ -137,7 +140,10 @@ class ReadPipeline:
         trace = Trace()
         with self.k.uow(readonly=True) as uow:
             perms = readable_repositories(self.k.gate, uow, caller, req.scope)
-            selection = resolve_selection(uow, perms, req, req.as_of)
+            if self.selections is not None:
+                selection = self.selections.resolve(uow, perms, req, req.as_of)
+            else:
+                selection = resolve_selection(uow, perms, req, req.as_of)
             trace.filters = filters_view(req, perms, selection)
             if req.recall == "query":
                 trace.query_rewrite = {

@@ -11,7 +11,7 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from storage.db import make_engine
 
-SCHEMA_REVISION = "c1a55f1ed0a2"
+SCHEMA_REVISION = "d4e8f2a6b1c3"
 
 
 def database_revision(url: str) -> str | None:

@@ -347,6 +347,15 @@ index_outbox_pruned = sa.Table(
     _col("pruned_at", TS),
 )
 
+selection_stamp = sa.Table(
+    "selection_stamp",
+    metadata,
+    # One row, advanced by triggers (see its migration) on every change to the tables a read's
+    # selection comes from: a cached selection is good while the stamp is unchanged.
+    _col("stamp_id", sa.Integer, primary_key=True, autoincrement=False),
+    _col("value", sa.BigInteger),
+)
+
 read_contexts = sa.Table(
     "read_contexts",
     metadata,

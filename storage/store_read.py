@@ -110,6 +110,12 @@ class ReadStore:
             q = q.where(_E.element_id > after)
         return [dict(r._mapping) for r in self.conn.execute(q)]
 
+    def selection_stamp(self) -> int:
+        """The selection stamp: triggers advance it on every change to the tables a read's
+        selection comes from (see ``storage.schema.selection_stamp``)."""
+        c = t.selection_stamp.c
+        return int(self.conn.execute(sa.select(c.value).where(c.stamp_id == 1)).scalar_one())
+
     def latest_versions(
         self, access: Access, source_kind: str, at: datetime | None
     ) -> list[Mapping[Any, Any]]:

@@ -17,6 +17,7 @@ back is a fresh copy, and a response that would not serialize fails here as it w
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Sequence
 from datetime import datetime
@@ -54,6 +55,9 @@ def _json(value: dict[str, Any]) -> dict[str, Any]:
     """What a JSON column gives back for ``value``."""
     out: dict[str, Any] = json.loads(json.dumps(value))
     return out
+
+
+_STAMPS = itertools.count(1)
 
 
 class FakeReadStore:
@@ -108,6 +112,10 @@ class FakeReadStore:
                 }
             )
         return rows[:limit]
+
+    def selection_stamp(self) -> int:
+        """A new stamp on every call: the fake tracks no writes, so nothing is ever reused."""
+        return next(_STAMPS)
 
     def latest_versions(self, access: Access, source_kind: str, at: datetime | None) -> list[Row]:
         out: list[Row] = []
