@@ -11,7 +11,7 @@ items' contents, being part of the block, fit as well).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from projection.chunks import heading_path_text, split_into_chunks
@@ -101,25 +101,40 @@ def _trimmed(body: str, pieces: Sequence[Piece]) -> list[Piece]:
     return out
 
 
+def chunk_words(body: str, chunks: Sequence[Piece]) -> dict[tuple[int, int], frozenset[str]]:
+    """The words of each chunk, by its span (what :func:`choose_pieces` compares with the
+    query; a caller may keep them per version, as the body never changes)."""
+    return {
+        (p.start, p.end): frozenset(_WORD.findall(body[p.start : p.end].lower())) for p in chunks
+    }
+
+
 def choose_pieces(
     body: str,
     detail: str,
     hits: Sequence[Piece] = (),
     terms: Sequence[str] = (),
     chunks: Sequence[Piece] | None = None,
+    words: Callable[[], Mapping[tuple[int, int], frozenset[str]]] | None = None,
 ) -> list[Piece]:
     """What to show of a body at ``detail``: ``full`` every chunk; ``titles`` the first
     sentence; ``excerpt`` the best matching chunks (``hits``, best first), else the chunks
     sharing most words with the query, else the first chunk of real content. ``chunks`` are
-    the body's :func:`content_chunks` when the caller has them already."""
+    the body's :func:`content_chunks` and ``words`` gives their :func:`chunk_words`, when the
+    caller has them already."""
     if detail == "excerpt" and any(0 <= h.start < h.end <= len(body) for h in hits):
-        return _trimmed(body, _choose(body, detail, hits, terms, []))
+        return _trimmed(body, _choose(body, detail, hits, terms, [], words))
     known = list(chunks) if chunks is not None else content_chunks(body)
-    return _trimmed(body, _choose(body, detail, hits, terms, known))
+    return _trimmed(body, _choose(body, detail, hits, terms, known, words))
 
 
 def _choose(
-    body: str, detail: str, hits: Sequence[Piece], terms: Sequence[str], chunks: list[Piece]
+    body: str,
+    detail: str,
+    hits: Sequence[Piece],
+    terms: Sequence[str],
+    chunks: list[Piece],
+    words: Callable[[], Mapping[tuple[int, int], frozenset[str]]] | None = None,
 ) -> list[Piece]:
     if detail == "full":
         return chunks
@@ -132,9 +147,8 @@ def _choose(
     content = [p for p in chunks if not _is_front_matter_only(body, p)] or chunks
     wanted = {w for t in terms for w in _WORD.findall(t.lower())}
     if wanted:
-        overlap = [
-            (len(wanted & set(_WORD.findall(body[p.start : p.end].lower()))), p) for p in content
-        ]
+        known = words() if words is not None else chunk_words(body, content)
+        overlap = [(len(wanted & known[p.start, p.end]), p) for p in content]
         best = max((n for n, _ in overlap), default=0)
         if best:
             return [next(p for n, p in overlap if n == best)]

@@ -29,6 +29,7 @@ from projection.packaging import (
     ItemSource,
     Piece,
     choose_pieces,
+    chunk_words,
     content_chunks,
     pack,
     query_terms,
@@ -71,6 +72,7 @@ from service.selection_cache import SelectionCache
 from service.semantic_recall import SemanticRecall
 from service.views import iso
 
+Words = dict[tuple[int, int], frozenset[str]]
 MAX_WINDOW = 400
 """Largest number of versions one query recall ranks (the window grows up to it)."""
 
@@ -105,6 +107,10 @@ class ReadPipeline:
     def _chunks(self, version_id: str, body: str) -> list[Piece]:
         key = ("chunks", version_id, len(body))  # an erased body is another key
         return self.memo.get(key, lambda: content_chunks(body))  # type: ignore[return-value]
+
+    def _words(self, version_id: str, body: str, chunks: list[Piece]) -> Words:
+        key = ("words", version_id, len(body))
+        return self.memo.get(key, lambda: chunk_words(body, chunks))  # type: ignore[return-value]
 
     def _shingles(self, version_id: str, body: str) -> Shingles:
         key = ("shingles", version_id, len(body))
@@ -268,7 +274,10 @@ class ReadPipeline:
         body = "" if erased else row["body"]
         hit_only = req.detail_level == "excerpt" and r.hits
         chunks = None if erased or hit_only else self._chunks(r.version_id, body)
-        pieces = () if erased else choose_pieces(body, req.detail_level, r.hits, terms, chunks)
+        words = None if chunks is None else lambda: self._words(r.version_id, body, chunks)
+        pieces = (
+            () if erased else choose_pieces(body, req.detail_level, r.hits, terms, chunks, words)
+        )
         note = erased_note(row["erased_at"]) if erased else None
         return ItemSource(
             repository_key=row["repo_key"],
