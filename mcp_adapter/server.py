@@ -47,6 +47,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from domain.errors import AmeideError, InvalidArgument, NotFound
+from edge.tracing import OK
 from edge.version import package_version
 from mcp_adapter import errors
 from mcp_adapter.prompts import PROMPTS, prompt_named
@@ -176,7 +177,7 @@ class MemoryMcp:
             principal = caller.principal_id
             result = await anyio.to_thread.run_sync(spec.run, self.service, caller, args)
             outcome = _success(result)
-            status = "ok"
+            status = OK
         except ValidationError as exc:
             outcome, status = errors.from_validation_error(name, exc), "INVALID_ARGUMENT"
         except AmeideError as exc:

@@ -102,7 +102,8 @@ def _mapping_errors(behavior: Callable[[Any, Any], Any]) -> Callable[[Any, Any],
             abort(context, exc)
         except Exception:
             call = current_call()
-            log.exception("unexpected error in %s", call.method if call else "a gRPC call")
+            where = call.method if call else "a gRPC call"
+            log.exception("unexpected error in %s (trace %s)", where, call and call.trace_id)
             if call is not None:
                 call.error_code = "INTERNAL"
             internal = grpc.StatusCode.INTERNAL
