@@ -32,12 +32,20 @@ def mcp(
             "(for clients that reject dots in tool names).",
         ),
     ] = False,
+    json_: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Report a failure to start (no database, no principal) as one JSON document "
+            'on stdout, {"error": {code, message, details}}; once serving, stdout speaks MCP.',
+        ),
+    ] = False,
 ) -> None:
     """Serve the MCP tools (memory.get_context, memory.propose, …) on stdin/stdout."""
     from mcp_adapter.settings import McpSettings  # the MCP SDK loads only for this command
     from mcp_adapter.stdio import serve_stdio
 
-    s = session(ctx)
+    s = session(ctx, json_)
     s.background = True  # a long-running process: semantic vectors are built as writes come
     service, caller = s.service, s.caller  # fail in one line before speaking the protocol
     settings = McpSettings()

@@ -208,7 +208,8 @@ def _show_queue(rows: list[dict[str, Any]], *, more: bool) -> None:
 
 @proposal_app.command("show")
 def proposal_show(ctx: typer.Context, proposal_id: ProposalId, json_: JsonFlag = False) -> None:
-    """A proposal: staleness, current head, selected version and the diff against its pin."""
+    """A proposal: staleness, current head, selected version and the diff against its pin;
+    when stale, also the diffs against the current head and the published version."""
     s = session(ctx, json_)
     s.emit(s.service.proposal_show(s.caller, proposal_id), show_proposal)
 
@@ -238,6 +239,14 @@ def show_proposal(r: dict[str, Any]) -> None:
         ]
     )
     output.block(r.get("diff"), "diff against the pinned version")
+    if r.get("stale"):  # what accepting would now overwrite: the head, and what readers see
+        output.block(r.get("diff_against_head"), "diff against the current head")
+        published = r.get("published_version_id")
+        if published:
+            title = f"diff against the published version {published}"
+            output.block(r.get("diff_against_published"), title)
+        else:
+            output.line("--- the target is not published", style="dim")
 
 
 @proposal_app.command("revise")

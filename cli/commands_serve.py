@@ -102,6 +102,14 @@ def serve(
         int,
         typer.Option("--max-connections", help="Open HTTP connections beyond this get 503."),
     ] = 512,
+    json_: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Announce the endpoints as one JSON document on stdout once serving; errors "
+            'before that become {"error": {code, message, details}}.',
+        ),
+    ] = False,
 ) -> None:
     """Serve REST (/v1, /docs, /metrics), MCP over Streamable HTTP (/mcp) and gRPC.
 
@@ -109,7 +117,7 @@ def serve(
     unless --insecure-http; add the names clients use with --allowed-host."""
     from server.serve import AmeideServer, ServeConfig, configure_logging
 
-    s = session(ctx)
+    s = session(ctx, json_)
     s.background = True  # a long-running process: semantic vectors are built as writes come
     service = s.service  # opens the database now: fail in one line before binding ports
     settings = s.settings

@@ -1,4 +1,5 @@
-"""The MCP server: the tools of ``mcp_adapter.tools`` and element versions as resources.
+"""The MCP server: the tools of ``mcp_adapter.tools``, element versions as resources and the
+prompts of ``mcp_adapter.prompts``.
 
 Built on the SDK's low-level ``Server`` so this adapter owns the two things agents depend on:
 argument errors come back as one actionable line (not a validation dump), and every result
@@ -28,6 +29,9 @@ from mcp_types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
@@ -43,8 +47,10 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from domain.errors import AmeideError, InvalidArgument, NotFound
+from edge.tracing import OK
 from edge.version import package_version
 from mcp_adapter import errors
+from mcp_adapter.prompts import PROMPTS, prompt_named
 from mcp_adapter.tools import TOOLS, ToolSpec
 from service.app import MemoryService
 from service.authz import Caller
@@ -128,7 +134,25 @@ class MemoryMcp:
             on_list_resources=self.list_resources,
             on_list_resource_templates=self.list_resource_templates,
             on_read_resource=self.read_resource,
+            on_list_prompts=self.list_prompts,
+            on_get_prompt=self.get_prompt,
         )
+
+    async def list_prompts(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListPromptsResult:
+        """Every prompt with its arguments."""
+        return ListPromptsResult(prompts=[p.listed() for p in PROMPTS])
+
+    async def get_prompt(
+        self, ctx: ServerRequestContext[Any], params: GetPromptRequestParams
+    ) -> GetPromptResult:
+        """A prompt's message, naming the tools as this server spells them."""
+        spec = prompt_named(params.name)
+        return spec.get(dict(params.arguments or {}), self._tool_name)
+
+    def _tool_name(self, name: str) -> str:
+        return self.tools[name].published_name(self.style)
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
@@ -153,7 +177,7 @@ class MemoryMcp:
             principal = caller.principal_id
             result = await anyio.to_thread.run_sync(spec.run, self.service, caller, args)
             outcome = _success(result)
-            status = "ok"
+            status = OK
         except ValidationError as exc:
             outcome, status = errors.from_validation_error(name, exc), "INVALID_ARGUMENT"
         except AmeideError as exc:

@@ -18,16 +18,21 @@ from typing import Any
 
 import grpc
 
+from edge.tracing import trace_id_of
 from service.authz import Caller
 
 Behavior = Callable[[Any, Any], Any]
+TRACE_ID_KEY = "x-trace-id"
+"""The caller's trace id (or a W3C ``traceparent``), echoed in the initial metadata."""
 
 
 @dataclass
 class Call:
-    """One call: its full method name, start time, authenticated caller and error code."""
+    """One call: its full method name, trace id, start time, authenticated caller and error
+    code."""
 
     method: str
+    trace_id: str = ""
     started: float = field(default_factory=time.perf_counter)
     caller: Caller | None = None
     error_code: str | None = None
@@ -95,7 +100,10 @@ class CallScope(grpc.ServerInterceptor):  # type: ignore[misc, unused-ignore]
 
         def scoped(behavior: Behavior) -> Behavior:
             def handle(request: Any, context: Any) -> Any:
-                token = _CALL.set(Call(method))
+                sent = dict(details.invocation_metadata or ())
+                trace_id = trace_id_of(lambda name: _text(sent.get(name)))
+                token = _CALL.set(Call(method, trace_id))
+                context.send_initial_metadata(((TRACE_ID_KEY, trace_id),))  # to correlate logs
                 try:
                     if isinstance(request, Undecodable):
                         _CALL.get().error_code = "INVALID_ARGUMENT"  # type: ignore[union-attr]
@@ -111,3 +119,7 @@ class CallScope(grpc.ServerInterceptor):  # type: ignore[misc, unused-ignore]
             return handle
 
         return wrap_unary(continuation(details), scoped, _tolerant)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

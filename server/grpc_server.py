@@ -1,6 +1,6 @@
 """The gRPC surface: ``create_grpc_server`` wires the three servicers, the interceptors, the
-standard health service (``server.grpc_health``) and server reflection into a sync
-``grpc.Server`` on a thread pool.
+standard health service (``server.grpc_health``) and server reflection (v1 and v1alpha,
+``server.grpc_reflection``) into a sync ``grpc.Server`` on a thread pool.
 
 Nothing happens at import time; the entrypoint (``ameide serve``, the smoke run, a test) calls
 the factory with the service it built, starts the server and stops it::
@@ -23,7 +23,6 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from ameide_proto.v1 import governance_pb2, knowledge_pb2, projection_pb2
 from ameide_proto.v1 import governance_pb2_grpc as governance_rpc
@@ -38,6 +37,7 @@ from server.grpc_governance import GovernanceServicer
 from server.grpc_health import ReadinessHealth
 from server.grpc_knowledge import KnowledgeServicer
 from server.grpc_projection import ProjectionServicer
+from server.grpc_reflection import enable_reflection
 from service.app import MemoryService
 
 SERVICE_NAMES = (
@@ -97,9 +97,7 @@ def create_grpc_server(
     for register, servicer in servicers:
         register(servicer, server)
     health_pb2_grpc.add_HealthServicer_to_server(ReadinessHealth(service, SERVICE_NAMES), server)
-    reflection.enable_server_reflection(
-        (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
-    )
+    enable_reflection((*SERVICE_NAMES, health.SERVICE_NAME), server)
     address = f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
     try:
         try:

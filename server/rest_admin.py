@@ -1,4 +1,5 @@
-"""``/v1`` setup and access: repositories, grants, tokens, legal hold, the keyword index.
+"""``/v1`` setup and access: repositories, grants, tokens, legal hold, the keyword index, and
+discovery (who am I, which repositories may I read).
 
 Each endpoint parses its request, calls one ``MemoryService`` method with the caller and
 returns the service's dict; errors go through ``server.rest_errors``.
@@ -13,7 +14,13 @@ from fastapi import APIRouter, Query
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep
 from server.rest_errors import ERROR_RESPONSES
 from server.rest_requests import CreateRepository, GrantRequest, LegalHoldRequest, TokenRequest
-from server.rest_types import GrantScope, Principal, PrincipalParam, RoleName, TokenId
+from server.rest_types import (
+    GrantScope,
+    Principal,
+    PrincipalParam,
+    RoleName,
+    TokenId,
+)
 from service.results import (
     GrantMade,
     GrantRevoked,
@@ -25,6 +32,7 @@ from service.results import (
     TokenRevoked,
     TokenRow,
 )
+from service.results_discovery import ReadableRepository, Whoami
 
 router = APIRouter(tags=["setup and access"], responses=ERROR_RESPONSES)
 JSON: dict[str, Any] = {"response_model_exclude_unset": True}
@@ -39,6 +47,25 @@ Scope = Annotated[GrantScope, Query(description="*, TENANT, TENANT/ORG or TENANT
 def create_repository(body: CreateRepository, svc: ServiceDep, caller: CallerDep) -> Any:
     """Create TENANT/ORG/REPO (admin of the organization, tenant or everything)."""
     return svc.create_repository(caller, body.repository_id)
+
+
+@router.get("/whoami", response_model=Whoami, operation_id="whoami", **JSON)
+def whoami(svc: ServiceDep, caller: CallerDep) -> Any:
+    """Who you are to the service: principal, on behalf of whom, purpose, claimed roles, your
+    own grants (role, scope, clearance) and whether you are a global admin."""
+    return svc.whoami(caller)
+
+
+@router.get(
+    "/repositories",
+    response_model=list[ReadableRepository],
+    operation_id="list_repositories",
+    **JSON,
+)
+def list_repositories(svc: ServiceDep, caller: CallerDep) -> Any:
+    """The repositories you may read, with what you may do there, up to which classification
+    you read, and whether a legal hold is on (the others are not listed)."""
+    return svc.list_repositories(caller)
 
 
 @router.post("/grants", response_model=GrantMade, status_code=201, operation_id="grant", **JSON)

@@ -1,4 +1,4 @@
-"""``/v1`` knowledge: elements, versions, relationships, erasure."""
+"""``/v1`` knowledge: elements (and the list of them), versions, relationships, erasure."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep, drop_none
 from server.rest_errors import ERROR_RESPONSES
 from server.rest_requests import AddRelationship, CreateElement, EraseRequest, ReasonRequest
 from server.rest_types import AsOf as AsOfParam
-from server.rest_types import ElementId, RelationshipId, VersionId, VersionIdParam
+from server.rest_types import ElementId, ElementIdParam, RelationshipId, VersionId, VersionIdParam
+from service.discovery import MAX_PAGE
 from service.results import (
     ElementHistory,
     ElementWithVersion,
@@ -19,6 +20,7 @@ from service.results import (
     RetiredElement,
     Version,
 )
+from service.results_discovery import ElementPage
 from service.results_read import Neighborhood, VersionWithChunks
 
 router = APIRouter(tags=["knowledge"], responses=ERROR_RESPONSES)
@@ -41,6 +43,24 @@ AsOf = Annotated[
 def create_element(repo: RepoDep, body: CreateElement, svc: ServiceDep, caller: CallerDep) -> Any:
     """Create a canonical element directly (curator); version 1 becomes its head."""
     return svc.create_element(caller, repo, **drop_none(body.model_dump()))
+
+
+@router.get(REPO + "/elements", response_model=ElementPage, operation_id="list_elements", **JSON)
+def list_elements(
+    repo: RepoDep,
+    svc: ServiceDep,
+    caller: CallerDep,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_PAGE, description=f"At most this many elements (1-{MAX_PAGE}).")
+    ] = 50,
+    cursor: Annotated[
+        ElementIdParam, Query(description="The next_cursor of the previous page.")
+    ] = None,
+) -> Any:
+    """A page of the repository's elements you may read, in id order: title, kind, type,
+    source, classification, head, retired; 404 when the repository is missing or not yours
+    to read (the same answer)."""
+    return svc.list_elements(caller, repo, limit=limit, cursor=cursor)
 
 
 @router.get(

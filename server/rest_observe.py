@@ -13,16 +13,18 @@
 ``ObserveMiddleware`` gives every request a trace id (the caller's ``X-Trace-Id`` or W3C
 ``traceparent`` when well-formed, else a fresh one; echoed in ``X-Trace-Id``), times it, counts
 it and writes one JSON line to the ``ameide.access`` logger: trace id, principal, operation,
-method, path, status, latency. Bearer tokens never reach the log.
+method, path, status, HTTP status, latency. Bearer tokens never reach the log.
+
+``status`` (the metric label and the log field) is the vocabulary of every surface
+(``edge.tracing``): ``OK``, or the code of the error body (``NOT_FOUND``, ``STALE_PROPOSAL``, …),
+so REST, gRPC and MCP count alike; the HTTP status is logged as ``http_status``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 import time
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -33,11 +35,12 @@ from prometheus_client.registry import Collector
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from edge import tracing
+
 access_log = logging.getLogger("ameide.access")
 log = logging.getLogger("ameide.server")
-
-_TRACE_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
-_TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
+MAX_SNIFFED_BODY = 65536
+"""An error body longer than this is not read for its code (the HTTP status names it)."""
 
 
 class _ServiceCollector(Collector):
@@ -112,11 +115,18 @@ class Metrics:
 
 def trace_id_of(headers: Headers) -> str:
     """The caller's trace id when well-formed, else a fresh one."""
-    given = headers.get("x-trace-id", "")
-    if _TRACE_ID.match(given):
-        return given
-    parent = _TRACEPARENT.match(headers.get("traceparent", ""))
-    return parent.group(1) if parent else uuid.uuid4().hex
+    return tracing.trace_id_of(headers.get)
+
+
+def error_code_of(body: bytes) -> str | None:
+    """The ``code`` of an ``{"error": {...}}`` body (``None`` if it is not one)."""
+    if len(body) > MAX_SNIFFED_BODY:
+        return None
+    try:
+        code = json.loads(body)["error"]["code"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    return code if isinstance(code, str) else None
 
 
 def log_request(**fields: Any) -> None:
@@ -140,14 +150,16 @@ class ObserveMiddleware:
         trace_id = trace_id_of(Headers(scope=scope))
         state = scope.setdefault("state", {})
         state["trace_id"] = trace_id
-        status = 500
+        status, code = 500, None
         start = time.perf_counter()
 
         async def send_with_trace(message: Message) -> None:
-            nonlocal status
+            nonlocal status, code
             if message["type"] == "http.response.start":
                 status = message["status"]
                 MutableHeaders(scope=message).append("X-Trace-Id", trace_id)
+            elif message["type"] == "http.response.body" and status >= 400 and code is None:
+                code = error_code_of(message.get("body", b""))
             await send(message)
 
         try:
@@ -157,7 +169,8 @@ class ObserveMiddleware:
             route = scope.get("route")
             operation = getattr(route, "operation_id", None) or getattr(route, "name", None)
             operation = str(operation or "unmatched")
-            self.metrics.observe(self.surface, operation, str(status), seconds)
+            outcome = tracing.status_of_http(status, code)
+            self.metrics.observe(self.surface, operation, outcome, seconds)
             log_request(
                 surface=self.surface,
                 trace_id=trace_id,
@@ -165,6 +178,7 @@ class ObserveMiddleware:
                 operation=operation,
                 method=scope.get("method"),
                 path=scope.get("path"),
-                status=status,
+                status=outcome,
+                http_status=status,
                 latency_ms=round(seconds * 1000, 3),
             )

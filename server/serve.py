@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from domain.errors import InvalidArgument
 from edge.network import is_loopback
+from edge.tracing import OK
 from mcp_adapter.http import METADATA_PATH, create_http_app
 from mcp_adapter.settings import McpSettings
 from server.grpc_calls import Behavior, current_call, wrap_unary
@@ -155,11 +156,11 @@ class GrpcObserve(grpc.ServerInterceptor):  # type: ignore[misc, unused-ignore]
                 call = current_call()
                 seconds = time.perf_counter() - start
                 operation = call.method.rsplit("/", 1)[-1] if call else "unknown"
-                status = (call.error_code if call else None) or "OK"
+                status = (call.error_code if call else None) or OK
                 self.metrics.observe("grpc", operation, status, seconds)
                 log_request(
                     surface="grpc",
-                    trace_id=None,
+                    trace_id=call.trace_id if call else None,
                     principal=call.caller.principal_id if call and call.caller else None,
                     operation=operation,
                     status=status,

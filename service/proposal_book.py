@@ -127,14 +127,34 @@ class ProposalBook:
             selected_version_id=self._selected_version(uow, p),
         )
         if with_diff:
-            base = uow.store.get_version(p.target_version_id) if p.target_version_id else None
-            view["diff"] = unified_diff(
-                base.body if base else "",
-                body_v.body,
-                p.target_version_id or "/dev/null",
-                "proposal",
-            )
+            view.update(self._diffs(uow, p, body_v.body, head, stale=view["stale"]))
         return view
+
+    @staticmethod
+    def _diffs(
+        uow: UnitOfWork, p: Proposal, body: str, head: str | None, *, stale: bool
+    ) -> dict[str, Any]:
+        """The diff against the pinned version; when stale, also against the current head and
+        the published version, so a curator sees what accepting would overwrite."""
+
+        def against(version_id: str | None) -> str:
+            base = uow.store.get_version(version_id) if version_id else None
+            return unified_diff(
+                base.body if base else "", body, version_id or "/dev/null", "proposal"
+            )
+
+        diffs: dict[str, Any] = {"diff": against(p.target_version_id)}
+        if not stale:
+            return diffs
+        pointer = uow.store.get_pointer(p.repo_key)[0]
+        baseline = uow.store.get_baseline(pointer) if pointer else None
+        published = baseline.pins.get(p.target_element_id or "") if baseline else None
+        diffs.update(
+            diff_against_head=against(head),
+            published_version_id=published,
+            diff_against_published=against(published) if published else None,
+        )
+        return diffs
 
     @staticmethod
     def _selected_version(uow: UnitOfWork, p: Proposal) -> str | None:

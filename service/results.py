@@ -208,6 +208,21 @@ class Proposal(View):
     )
     body: str | None = Field(default=None, description="Omitted in the queue listing.")
     diff: str | None = Field(default=None, description="Unified diff against the pinned target.")
+    diff_against_head: str | None = Field(
+        default=None,
+        description="Stale proposals only: unified diff from the target's current head to the "
+        "proposal (what accepting after a rebase would change).",
+    )
+    published_version_id: str | None = Field(
+        default=None,
+        description="Stale proposals only: the target's version in the published baseline "
+        "(null when the target is not published).",
+    )
+    diff_against_published: str | None = Field(
+        default=None,
+        description="Stale proposals only: unified diff from the published version to the "
+        "proposal (null when the target is not published).",
+    )
     replay: bool | None = Field(default=None, description="A repeat of a client_request_id.")
     decision_element_id: str | None = None
     rebased_from_view: dict[str, Any] | None = None

@@ -17,7 +17,7 @@ class TargetSelector(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., baseline_id: _Optional[str] = ...) -> None: ...
 
 class Proposal(_message.Message):
-    __slots__ = ("proposal_id", "repository_id", "proposal_element_id", "status", "change_kind", "summary", "proposed_by", "target_selector", "target_element_id", "target_version_id", "has_conflicts", "client_request_id", "rebased_from", "rebased_to", "result_version_id", "created_at", "decided_at", "decided_by", "title", "body", "metadata", "proposal_version_id", "current_head_version_id", "stale", "selected_version_id", "diff", "replay", "decision_element_id")
+    __slots__ = ("proposal_id", "repository_id", "proposal_element_id", "status", "change_kind", "summary", "proposed_by", "target_selector", "target_element_id", "target_version_id", "has_conflicts", "client_request_id", "rebased_from", "rebased_to", "result_version_id", "created_at", "decided_at", "decided_by", "title", "body", "metadata", "proposal_version_id", "current_head_version_id", "stale", "selected_version_id", "diff", "replay", "decision_element_id", "diff_against_head", "published_version_id", "diff_against_published")
     PROPOSAL_ID_FIELD_NUMBER: _ClassVar[int]
     REPOSITORY_ID_FIELD_NUMBER: _ClassVar[int]
     PROPOSAL_ELEMENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -46,6 +46,9 @@ class Proposal(_message.Message):
     DIFF_FIELD_NUMBER: _ClassVar[int]
     REPLAY_FIELD_NUMBER: _ClassVar[int]
     DECISION_ELEMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    DIFF_AGAINST_HEAD_FIELD_NUMBER: _ClassVar[int]
+    PUBLISHED_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    DIFF_AGAINST_PUBLISHED_FIELD_NUMBER: _ClassVar[int]
     proposal_id: str
     repository_id: str
     proposal_element_id: str
@@ -74,7 +77,10 @@ class Proposal(_message.Message):
     diff: str
     replay: bool
     decision_element_id: str
-    def __init__(self, proposal_id: _Optional[str] = ..., repository_id: _Optional[str] = ..., proposal_element_id: _Optional[str] = ..., status: _Optional[str] = ..., change_kind: _Optional[str] = ..., summary: _Optional[str] = ..., proposed_by: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., target_selector: _Optional[_Union[TargetSelector, _Mapping]] = ..., target_element_id: _Optional[str] = ..., target_version_id: _Optional[str] = ..., has_conflicts: _Optional[bool] = ..., client_request_id: _Optional[str] = ..., rebased_from: _Optional[str] = ..., rebased_to: _Optional[str] = ..., result_version_id: _Optional[str] = ..., created_at: _Optional[str] = ..., decided_at: _Optional[str] = ..., decided_by: _Optional[str] = ..., title: _Optional[str] = ..., body: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., proposal_version_id: _Optional[str] = ..., current_head_version_id: _Optional[str] = ..., stale: _Optional[bool] = ..., selected_version_id: _Optional[str] = ..., diff: _Optional[str] = ..., replay: _Optional[bool] = ..., decision_element_id: _Optional[str] = ...) -> None: ...
+    diff_against_head: str
+    published_version_id: str
+    diff_against_published: str
+    def __init__(self, proposal_id: _Optional[str] = ..., repository_id: _Optional[str] = ..., proposal_element_id: _Optional[str] = ..., status: _Optional[str] = ..., change_kind: _Optional[str] = ..., summary: _Optional[str] = ..., proposed_by: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., target_selector: _Optional[_Union[TargetSelector, _Mapping]] = ..., target_element_id: _Optional[str] = ..., target_version_id: _Optional[str] = ..., has_conflicts: _Optional[bool] = ..., client_request_id: _Optional[str] = ..., rebased_from: _Optional[str] = ..., rebased_to: _Optional[str] = ..., result_version_id: _Optional[str] = ..., created_at: _Optional[str] = ..., decided_at: _Optional[str] = ..., decided_by: _Optional[str] = ..., title: _Optional[str] = ..., body: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., proposal_version_id: _Optional[str] = ..., current_head_version_id: _Optional[str] = ..., stale: _Optional[bool] = ..., selected_version_id: _Optional[str] = ..., diff: _Optional[str] = ..., replay: _Optional[bool] = ..., decision_element_id: _Optional[str] = ..., diff_against_head: _Optional[str] = ..., published_version_id: _Optional[str] = ..., diff_against_published: _Optional[str] = ...) -> None: ...
 
 class ProposeRequest(_message.Message):
     __slots__ = ("repository_id", "change_kind", "element_id", "target_version_id", "title", "body", "summary", "target_selector", "metadata", "client_request_id", "type_key", "element_kind", "classification")

@@ -232,3 +232,64 @@ def test_promote_with_an_expected_baseline_is_a_compare_and_swap(repo):
 
     cli.ok("promote", second, "--repo", repo.key, "--expected-baseline", first, as_=repo.publisher)
     assert cli.ok("published", "--repo", repo.key, as_=repo.auditor)["baseline_id"] == second
+
+
+def test_proposal_show_of_a_stale_proposal_diffs_against_its_pin_the_head_and_published(
+    repo, files
+):
+    """A curator reviewing a stale proposal sees what it changes against the version it was
+    written on, against the head accepting would now overwrite, and against what readers see."""
+    cli = repo.cli
+    element, v1 = repo.canonical("# SOP\n\nstep one\n")
+    published = cli.ok("baseline", "create", "--repo", repo.key, as_=repo.publisher)
+    cli.ok("promote", published["baseline_id"], "--repo", repo.key, as_=repo.publisher)
+    mine = cli.ok(
+        "propose", "--repo", repo.key, "--element", element, "--target-version", v1,
+        "--body-file", files("mine.md", "# SOP\n\nstep one\n\nstep three\n"),
+        "--summary", "three", as_=repo.agent,
+    )  # fmt: skip
+    fresh = cli.ok("proposal", "show", mine["proposal_id"], as_=repo.curator)
+    assert "+step three" in fresh["diff"]
+    assert "diff_against_head" not in fresh  # not stale: the pin is the head
+
+    other = cli.ok(
+        "propose", "--repo", repo.key, "--element", element, "--target-version", v1,
+        "--body-file", files("other.md", "# SOP\n\nstep one\n\nstep two\n"),
+        "--summary", "two", as_=repo.other_agent,
+    )  # fmt: skip
+    head = cli.ok("accept", other["proposal_id"], as_=repo.curator)["result_version_id"]
+
+    view = cli.ok("proposal", "show", mine["proposal_id"], as_=repo.curator)
+    assert view["stale"] is True
+    assert f"--- {v1}" in view["diff"]
+    assert "-step two" not in view["diff"]
+    assert f"--- {head}" in view["diff_against_head"]
+    assert "-step two" in view["diff_against_head"]  # accepting would drop the head's line
+    assert view["published_version_id"] == v1
+    assert f"--- {v1}" in view["diff_against_published"]
+    assert "+step three" in view["diff_against_published"]
+
+    text = cli("proposal", "show", mine["proposal_id"], as_=repo.curator).stdout
+    assert "diff against the pinned version" in text
+    assert "diff against the current head" in text
+    assert f"diff against the published version {v1}" in text
+
+
+def test_proposal_show_of_a_stale_proposal_on_an_unpublished_element_says_so(repo, files):
+    cli = repo.cli
+    element, v1 = repo.canonical("# SOP\n\nstep one\n")
+    ids = [
+        cli.ok(
+            "propose", "--repo", repo.key, "--element", element, "--target-version", v1,
+            "--body-file", files(f"{n}.md", f"# SOP\n\nstep {n}\n"), "--summary", n,
+            as_=repo.agent,
+        )["proposal_id"]
+        for n in ("two", "three")
+    ]  # fmt: skip
+    cli.ok("accept", ids[0], as_=repo.curator)
+    view = cli.ok("proposal", "show", ids[1], as_=repo.curator)
+    assert view["stale"] is True
+    assert "-step two" in view["diff_against_head"]
+    assert (view["published_version_id"], view["diff_against_published"]) == (None, None)
+    text = cli("proposal", "show", ids[1], as_=repo.curator).stdout
+    assert "the target is not published" in text

@@ -174,7 +174,7 @@ def test_every_request_logs_one_json_line_without_the_token(
     assert lines[-1]["trace_id"] == "trace-abc-123"
     assert lines[-1]["principal"] == w.reader.principal_id
     assert lines[-1]["operation"] == "published"
-    assert lines[-1]["status"] == 200
+    assert (lines[-1]["status"], lines[-1]["http_status"]) == ("OK", 200)
     assert lines[-1]["latency_ms"] >= 0
     token = rest.tokens[w.reader.principal_id]
     assert all(token not in r.getMessage() for r in caplog.records)
@@ -186,9 +186,9 @@ def test_metrics_count_requests_by_operation_and_show_index_lag(rest: Rest) -> N
     rest.fail("GET", f"{rest.repo_path}/published", None, 401)
     text = rest.client.get("/metrics", headers=rest.headers(w.reader)).text
     assert re.search(
-        r'ameide_requests_total\{operation="published",status="200",surface="rest"\} 1\.0', text
+        r'ameide_requests_total\{operation="published",status="OK",surface="rest"\} 1\.0', text
     )
-    assert 'operation="published",status="401"' in text
+    assert 'operation="published",status="UNAUTHENTICATED"' in text
     assert "ameide_request_duration_seconds_bucket" in text
     assert re.search(r"^ameide_index_lag 0\.0$", text, re.M)
     assert re.search(r"^ameide_database_up 1\.0$", text, re.M)

@@ -64,8 +64,8 @@ def test_all_surfaces_answer_on_one_process_and_share_metrics(
     assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED
 
     metrics = httpx.get(endpoints.metrics, headers={"Authorization": f"Bearer {token}"}).text
-    assert 'operation="published",status="200",surface="rest"' in metrics
-    assert 'operation="memory.health",status="ok",surface="mcp"' in metrics
+    assert 'operation="published",status="OK",surface="rest"' in metrics
+    assert 'operation="memory.health",status="OK",surface="mcp"' in metrics
     assert 'operation="GetElement",status="UNAUTHENTICATED",surface="grpc"' in metrics
     assert "ameide_index_lag" in metrics
 
