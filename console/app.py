@@ -89,6 +89,7 @@ def sign_in(
     token: Annotated[str, Form()],
     signin_csrf: Annotated[str | None, Form()] = None,
     next: Annotated[str, Form()] = "/",
+    purpose: Annotated[str | None, Form()] = None,
 ) -> Response:
     """Exchange a bearer token for a session cookie (the token is checked by the service)."""
     if not same_secret(signin_csrf, request.cookies.get(SIGNIN_COOKIE) or ""):
@@ -109,7 +110,9 @@ def sign_in(
         )
         _cookie(request, response, SIGNIN_COOKIE, fresh, max_age=600)
         return response
-    session_id, _ = ctx.sessions.open(token.strip(), who.principal_id)
+    session_id, _ = ctx.sessions.open(
+        token.strip(), who.principal_id, (purpose or "").strip() or None
+    )
     onward = see_other(request, _local(next))
     _cookie(request, onward, SESSION_COOKIE, session_id)
     onward.delete_cookie(SIGNIN_COOKIE, path=base(request) or "/")

@@ -35,6 +35,7 @@ class Session:
     csrf: str = field(repr=False)
     started_at: float
     seen_at: float
+    purpose: str | None = None
 
 
 def _key(session_id: str) -> str:
@@ -67,10 +68,13 @@ class SessionStore:
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
-    def open(self, token: str, principal_id: str) -> tuple[str, Session]:
-        """A new session for an authenticated token; returns the cookie value and the session."""
+    def open(
+        self, token: str, principal_id: str, purpose: str | None = None
+    ) -> tuple[str, Session]:
+        """A new session for an authenticated token (and the purpose stated at sign-in, recorded
+        with every read and write like ``--purpose``); returns the cookie value and the session."""
         session_id, at = new_secret(), self.now()
-        session = Session(token, principal_id, new_secret(), at, at)
+        session = Session(token, principal_id, new_secret(), at, at, purpose)
         with self._lock:
             self._drop_expired(at)
             self._sessions[_key(session_id)] = session

@@ -78,7 +78,7 @@ def signed_in(request: Request) -> Signed:
             local_principal=None,
             roles=None,
             on_behalf_of=None,
-            purpose="curator console",
+            purpose=session.purpose,
             tool_id=TOOL_ID,
         )
     except AmeideError:
