@@ -142,11 +142,13 @@ class Browser:
         self.press("Sign out")
         assert self.path.startswith("/ui/sign-in"), self.path
 
-    def shot(self, name: str) -> Path:
-        """A full-page screenshot under the artefacts directory."""
+    def shot(self, name: str, *, full: bool = True) -> Path:
+        """A screenshot under the artefacts directory: the whole page, or what a laptop's
+        window shows (``full=False``)."""
         ARTEFACTS.mkdir(parents=True, exist_ok=True)
-        height = self.driver.execute_script("return document.body.scrollHeight")
-        self.driver.set_window_size(1366, max(900, min(int(height) + 40, 6000)))
+        if full:
+            height = self.driver.execute_script("return document.body.scrollHeight")
+            self.driver.set_window_size(1366, max(900, min(int(height) + 40, 6000)))
         path = ARTEFACTS / f"{name}.png"
         assert self.driver.save_screenshot(str(path)), f"no screenshot {path}"
         self.driver.set_window_size(1366, 900)

@@ -64,6 +64,8 @@ def test_a_curator_rebases_and_accepts_the_stale_proposal_and_a_publisher_promot
     assert "merges cleanly" in ui.text("[data-testid=merge-preview]")
     assert "STALE_PROPOSAL" in ui.text("[data-testid=would-refuse]")
     ui.shot("03-proposal-stale")
+    ui.driver.execute_script("document.getElementById('d-head').scrollIntoView()")
+    ui.shot("03-proposal-vs-head-window", full=False)  # the README's one (docs/console.png)
 
     # accepting it is refused with the typed stale answer, which offers the rebase
     ui.fill("#accept-rationale", "looks right")
