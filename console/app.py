@@ -38,6 +38,7 @@ from console.web import (
     ConsoleContext,
     CsrfRefused,
     PostedDep,
+    SecurityHeaders,
     SignedDep,
     age,
     base,
@@ -64,6 +65,7 @@ def create_console(service: MemoryService, *, sessions: SessionStore | None = No
     app.add_api_route("/sign-out", sign_out, methods=["POST"])
     for module in (pages_review, pages_elements, pages_baselines, pages_history):
         app.include_router(module.router)
+    app.add_middleware(SecurityHeaders)
     return app
 
 

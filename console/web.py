@@ -17,6 +17,7 @@ from fastapi import Depends, Form, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from console.session import SESSION_COOKIE, Session, SessionStore, same_secret
 from domain.errors import AmeideError, InvalidArgument, NotFound
@@ -169,6 +170,30 @@ def error_page(request: Request, signed: Signed | None, error: AmeideError) -> H
         code=error.code,
         message=error.message,
     )
+
+
+SECURITY_HEADERS = (
+    (b"content-security-policy", b"default-src 'self'; frame-ancestors 'none'; form-action 'self'"),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"cache-control", b"no-store"),
+)
+
+
+class SecurityHeaders:
+    """Pages that decide things must not be framed (clickjacking), cached or leak referrers."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, with_headers if scope["type"] == "http" else send)
 
 
 def install_handlers(app: Any) -> None:

@@ -55,6 +55,10 @@ def test_signing_in_sets_an_http_only_same_site_strict_cookie_scoped_to_the_cons
     assert "SameSite=strict" in cookie or "SameSite=Strict" in cookie
     assert "Path=/ui" in cookie
     assert tokens[world.curator.principal_id] not in cookie  # the cookie is no bearer token
+    page = client.get("/ui/queue")
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    assert page.headers["x-frame-options"] == "DENY"
+    assert page.headers["cache-control"] == "no-store"
 
 
 def test_a_wrong_token_is_refused_and_opens_no_session(
