@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test install dev semantic inspector lint typecheck contracts pytest bench eval-corpus clean
+.PHONY: demo test install dev semantic inspector browser lint typecheck contracts pytest bench eval-corpus clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,16 @@ INSPECTOR_PACKAGE := @modelcontextprotocol/inspector@2.12.0
 	    --loglevel=error '$(INSPECTOR_PACKAGE)'; then touch $@; \
 	else echo "warning: could not install the MCP Inspector CLI; its tests will skip" >&2; fi
 
+# Debian's Chromium and its driver, for the console's browser tests (Selenium is given their
+# paths, so it downloads nothing). Installed with apt-get when missing; when that cannot run (no
+# root, no network) it warns and goes on: those tests then skip saying why (and fail under CI=true).
+browser:
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    chromium chromium-driver >/dev/null) || \
+	  echo "warning: could not install chromium and chromium-driver; the console's browser tests will skip" >&2; \
+	fi
+
 install: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
 inspector: .cache/inspector/.installed
@@ -63,7 +73,7 @@ contracts: dev
 	$(BIN)/lint-imports
 
 # pytest exits 5 when it collected no test: that must fail, never pass silently.
-pytest: dev inspector
+pytest: dev inspector browser
 	@$(BIN)/pytest -p no:cacheprovider; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest ran no test: failing" >&2; exit 1; fi; exit $$rc
 
@@ -77,4 +87,4 @@ eval-corpus: dev
 	$(BIN)/python -m bench.eval_corpus $(ARGS)
 
 clean:
-	rm -rf $(VENV) .ameide .cache .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .ameide .cache .pytest_cache .mypy_cache .ruff_cache tmp

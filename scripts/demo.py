@@ -3,8 +3,9 @@
     python scripts/demo.py              # against ./.ameide, or $AMEIDE_HOME when set
     python scripts/demo.py --no-serve   # stop after the scenario (also AMEIDE_DEMO_SERVE=0)
 
-After the scenario it mints demo tokens for the agent and the curator, prints a ready-to-paste
-MCP client configuration and hands the process over to ``ameide serve`` on loopback
+After the scenario it mints demo tokens for the agent, the curator and the publisher, prints a
+ready-to-paste MCP client configuration and the curator console's URL (sign in with the
+curator's token), and hands the process over to ``ameide serve`` on loopback
 (``AMEIDE_HTTP_PORT`` / ``AMEIDE_GRPC_PORT`` move the ports).
 
 Every step is a real ``ameide`` process; the printed ``$ ameide …`` lines are exactly what ran.
@@ -233,6 +234,7 @@ def serve(home: str, repo: str) -> None:
     grpc_port = os.environ.get("AMEIDE_GRPC_PORT", "50051")
     agent = query("token", "create", AGENT, as_=ADMIN)["token"]
     curator = query("token", "create", CURATOR, as_=ADMIN)["token"]
+    publisher = query("token", "create", PUBLISHER, as_=ADMIN)["token"]
     config = mcp_config(f"http://{host}:{port}/mcp", agent, Path(home), AGENT)
     saved = Path(home) / "mcp.json"
     saved.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
@@ -240,6 +242,7 @@ def serve(home: str, repo: str) -> None:
     say("Serving the demo. Demo tokens (shown once; they are stored hashed):")
     print(f"  agent   {AGENT}: {agent}")
     print(f"  curator {CURATOR}: {curator}")
+    print(f"  publisher {PUBLISHER}: {publisher}")
     print(f"  repository: {repo}")
     say(f"MCP client configuration (Streamable HTTP, or stdio as the agent), also in {saved}:")
     print(json.dumps(config, indent=2))
@@ -254,6 +257,8 @@ def serve(home: str, repo: str) -> None:
     print(f"  curl -s -H 'Authorization: Bearer {agent}' -H 'Content-Type: application/json' \\")
     print(f"    -d '{body}' http://{host}:{port}/v1/context")
     print(f"  {AMEIDE} test        # the reference scenario end to end (smoke)")
+    say("Curator console (queue, diffs, accept / reject / rebase, baselines, audit) in a browser:")
+    print(f"  http://{host}:{port}/ui/  — sign in by pasting the curator's token: {curator}")
     say(f"Starting `ameide serve` on {host} (REST :{port}, gRPC :{grpc_port}); Ctrl-C stops it.")
     sys.stdout.flush()
     argv = [str(AMEIDE), "serve", "--host", host, "--port", port, "--grpc-port", grpc_port]

@@ -7,7 +7,8 @@ returns its dict; failures go through the one error table (``edge.errors``, answ
 ``def`` functions, so FastAPI runs the synchronous service in its thread pool.
 
 Outside ``/v1``: ``/healthz`` (the process answers), ``/readyz`` (the database answers and the
-keyword index has caught up), ``/metrics`` (Prometheus), ``/openapi.json`` and ``/docs``.
+keyword index has caught up), ``/metrics`` (Prometheus), ``/openapi.json`` and ``/docs``, and
+the curator console under ``/ui`` (``console.app``: server-rendered HTML, its own sign-in).
 Nothing is built at import time.
 """
 
@@ -22,6 +23,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 
+from console.app import create_console
 from domain.errors import Unauthenticated
 from edge.version import package_version
 from server import (
@@ -105,6 +107,7 @@ def create_app(
         v1.include_router(module.router)
     app.include_router(v1)
     app.include_router(_operations_router(service, metrics, public=metrics_public))
+    app.mount("/ui", create_console(service), name="console")  # the curator console (HTML)
     app.add_middleware(BodyText)  # inside BodyLimit: only a bounded body is buffered
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     app.add_middleware(ObserveMiddleware, metrics=metrics, surface="rest")

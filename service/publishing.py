@@ -252,9 +252,15 @@ class Publishing:
         return {**move_view(move), "decision_element_id": dec.element_id}
 
     def rollback(
-        self, caller: Caller, repo: str, to: str | None = None, reason: str | None = None
+        self,
+        caller: Caller,
+        repo: str,
+        to: str | None = None,
+        reason: str | None = None,
+        expected_baseline_id: str | None = None,
     ) -> dict[str, Any]:
-        """Promote an older baseline: ``to``, or the one published before the current one."""
+        """Promote an older baseline: ``to``, or the one published before the current one;
+        ``expected_baseline_id`` makes it conditional on what the caller saw as published."""
         key = repo_key(repo)
         if to is None:
             with self.k.uow(readonly=True) as uow:
@@ -263,7 +269,7 @@ class Publishing:
             if not moves or moves[-1].from_baseline_id is None:
                 raise FailedPrecondition(f"{key} has no earlier published baseline to roll back to")
             to = moves[-1].from_baseline_id
-        return self.promote(caller, to, key, reason, _kind="ROLLBACK")
+        return self.promote(caller, to, key, reason, expected_baseline_id, _kind="ROLLBACK")
 
     def published(self, caller: Caller, repo: str, as_of: datetime | None = None) -> dict[str, Any]:
         """The published baseline now, or as recorded at ``as_of``, with its move history."""

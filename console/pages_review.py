@@ -1,0 +1,216 @@
+"""The review pages: the proposal queue, one proposal with its diffs, accept / reject / rebase.
+
+Accepting sends what the curator saw: the proposal is pinned to a target version, and the
+service moves the head only by compare-and-swap on that pin — a lost race comes back as the
+typed ``STALE_PROPOSAL`` answer, shown on the page with the rebase button.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, Response
+
+from console.diffs import side_by_side, unified
+from console.web import (
+    PAGE_SIZE,
+    OptionalText,
+    PostedDep,
+    Signed,
+    SignedDep,
+    error_page,
+    instant,
+    render,
+    see_other,
+)
+from domain.errors import AmeideError
+from domain.merge import three_way_merge
+from edge.errors import rule_for
+from service.history import MAX_HISTORY
+from service.queue import QueueFilter
+
+router = APIRouter()
+QUEUE_ACTIONS = {"curate", "audit", "propose"}
+Text = Annotated[str | None, Query()]
+
+
+def repositories(signed: Signed) -> list[dict[str, Any]]:
+    """The repositories the caller may read (with its actions there), from the service."""
+    return signed.service.list_repositories(signed.caller)
+
+
+def actions_in(signed: Signed, repo: str) -> set[str]:
+    """What the service says the caller may do in ``repo`` (decides which buttons show)."""
+    for row in repositories(signed):
+        if row["repository_id"] == repo:
+            return set(row["actions"])
+    return set()
+
+
+def _tristate(value: str | None) -> bool | None:
+    return {"yes": True, "no": False}.get(value or "")
+
+
+@router.get("/queue", response_class=HTMLResponse)
+def queue(
+    request: Request,
+    signed: SignedDep,
+    repo: Text = None,
+    element: Text = None,
+    proposer: Text = None,
+    stale: Text = None,
+    conflicts: Text = None,
+    since: Text = None,
+    order: Text = None,
+    cursor: Text = None,
+) -> Response:
+    """Open proposals of one repository, or of every repository the caller may list."""
+    listed = [r for r in repositories(signed) if QUEUE_ACTIONS & set(r["actions"])]
+    names = [r["repository_id"] for r in listed]
+    chosen = [repo] if repo else names
+    wanted = QueueFilter(
+        element_id=element or None,
+        proposer=proposer or None,
+        stale=_tristate(stale),
+        conflicts=_tristate(conflicts),
+        since=instant(since, "since"),
+        limit=PAGE_SIZE + 1,
+        cursor=cursor or None if repo else None,
+        newest_first=order == "newest",
+    )
+    rows: list[dict[str, Any]] = []
+    for key in chosen:
+        found = signed.service.proposal_list(signed.caller, key, "OPEN", wanted)
+        purposes = _purposes(signed, key) if found else {}
+        rows += [{**r, "purpose": purposes.get(r["proposal_id"])} for r in found]
+    rows.sort(key=lambda r: (r["created_at"], r["proposal_id"]), reverse=wanted.newest_first)
+    more = len(rows) > PAGE_SIZE
+    rows = rows[:PAGE_SIZE]
+    filters = {
+        "repo": repo or "",
+        "element": element or "",
+        "proposer": proposer or "",
+        "stale": stale or "",
+        "conflicts": conflicts or "",
+        "since": since or "",
+        "order": order or "oldest",
+    }
+    next_cursor = rows[-1]["proposal_id"] if more and repo else None
+    return render(
+        request,
+        "queue.html",
+        signed,
+        rows=rows,
+        repos=names,
+        filters=filters,
+        more=more,
+        next_cursor=next_cursor,
+    )
+
+
+def _purposes(signed: Signed, repo: str) -> dict[str, str | None]:
+    """The purpose each proposal was opened with, as its audit event recorded it."""
+    events = signed.service.history(signed.caller, repo, limit=MAX_HISTORY)
+    return {e["proposal_id"]: e["purpose"] for e in events if e["event_type"] == "proposal.opened"}
+
+
+def proposal_page(
+    request: Request, signed: Signed, proposal_id: str, *, error: AmeideError | None = None
+) -> Response:
+    """A proposal: summary, diffs against its pin and (stale) the current head, the merge
+    preview, what accepting would do, and the decision forms the caller may use."""
+    svc, caller = signed.service, signed.caller
+    p = svc.proposal_show(caller, proposal_id)
+    preview = svc.accept_preview(caller, proposal_id)
+    pinned = head = None
+    if p.get("target_element_id") and p.get("target_version_id"):
+        el = p["target_element_id"]
+        pinned = svc.get_element(caller, el, p["target_version_id"])["version"]
+        head = svc.get_element(caller, el)["version"]
+    diffs = _diffs(p, pinned, head)
+    actions = actions_in(signed, p["repository_id"])
+    return render(
+        request,
+        "proposal.html",
+        signed,
+        _status(error),
+        p=p,
+        preview=preview,
+        pinned=pinned,
+        head=head,
+        diffs=diffs,
+        may_curate="curate" in actions,
+        error=error,
+        done=request.query_params.get("done"),
+    )
+
+
+def _status(error: AmeideError | None) -> int:
+    return rule_for(error).http_status if error is not None else 200
+
+
+def _diffs(
+    p: dict[str, Any], pinned: dict[str, Any] | None, head: dict[str, Any] | None
+) -> dict[str, Any]:
+    proposed = p.get("body") or ""
+    base = (pinned or {}).get("body") or ""
+    out: dict[str, Any] = {
+        "pinned_side": side_by_side(base, proposed),
+        "pinned_unified": unified(base, proposed, p.get("target_version_id") or "new", "proposal"),
+    }
+    if p.get("stale") and head is not None:
+        current = head.get("body") or ""
+        out["head_side"] = side_by_side(current, proposed)
+        out["head_unified"] = unified(current, proposed, head["version_id"], "proposal")
+        merged = three_way_merge(base, current, proposed)
+        out["merge"] = {"body": merged.body, "has_conflicts": merged.has_conflicts}
+    return out
+
+
+@router.get("/proposals/{proposal_id}", response_class=HTMLResponse)
+def proposal(request: Request, proposal_id: str, signed: SignedDep) -> Response:
+    """One proposal."""
+    return proposal_page(request, signed, proposal_id)
+
+
+@router.post("/proposals/{proposal_id}/accept")
+def accept(
+    request: Request, proposal_id: str, signed: PostedDep, rationale: OptionalText = None
+) -> Response:
+    """Accept (the service's compare-and-swap on the pinned head); a refusal is shown in place."""
+    try:
+        signed.service.accept(signed.caller, proposal_id, rationale or None)
+    except AmeideError as exc:
+        return _refused(request, signed, proposal_id, exc)
+    return see_other(request, f"/proposals/{proposal_id}", done="accepted")
+
+
+@router.post("/proposals/{proposal_id}/reject")
+def reject(
+    request: Request, proposal_id: str, signed: PostedDep, rationale: OptionalText = None
+) -> Response:
+    """Reject with a rationale (the service refuses an empty one)."""
+    try:
+        signed.service.reject(signed.caller, proposal_id, rationale or "")
+    except AmeideError as exc:
+        return _refused(request, signed, proposal_id, exc)
+    return see_other(request, f"/proposals/{proposal_id}", done="rejected")
+
+
+@router.post("/proposals/{proposal_id}/rebase")
+def rebase(request: Request, proposal_id: str, signed: PostedDep) -> Response:
+    """Rebase onto the current head; go on to the new proposal."""
+    try:
+        out = signed.service.rebase(signed.caller, proposal_id)
+    except AmeideError as exc:
+        return _refused(request, signed, proposal_id, exc)
+    return see_other(request, f"/proposals/{out['proposal_id']}", done="rebased")
+
+
+def _refused(request: Request, signed: Signed, proposal_id: str, exc: AmeideError) -> Response:
+    """The proposal page again with the service's refusal (or an error page if it is gone)."""
+    try:
+        return proposal_page(request, signed, proposal_id, error=exc)
+    except AmeideError:
+        return error_page(request, signed, exc)

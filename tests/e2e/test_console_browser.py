@@ -1,0 +1,173 @@
+"""The curator console in a real headless Chromium (issue 13's acceptance): a curator finds the
+stale proposal of the reference scenario in the queue, sees its diff against the current head,
+is refused the stale accept, rebases, accepts; a publisher promotes a baseline; the audit page
+shows the entries and an auditor sees the chain verified; a reader sees no curation controls;
+a CSRF-less post and a forged cookie are refused. Every page is saved as a screenshot.
+
+The server is the real REST app (``create_app``, which mounts the console at ``/ui``) under
+uvicorn on a loopback port; see ``tests/e2e/browser_harness.py`` for the browser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from server.rest import create_app
+from tests.conftest import World
+from tests.e2e.browser_harness import ARTEFACTS, Browser, chromium
+from tests.e2e.console_harness import Stale, stale_scenario
+from tests.e2e.rest_harness import running, tokens_for
+
+__all__ = ["chromium"]  # the module-scoped browser fixture
+
+
+@pytest.fixture
+def served(world: World) -> Iterator[tuple[World, Stale, dict[str, str], str]]:
+    """The stale scenario in a fresh world, served over HTTP; tokens per principal."""
+    scenario = stale_scenario(world)
+    app = create_app(world.svc, settings=world.app.settings)
+    with running(app) as base:
+        yield world, scenario, tokens_for(world), base
+
+
+@pytest.fixture
+def ui(chromium: WebDriver, served: tuple[World, Stale, dict[str, str], str]) -> Browser:
+    chromium.delete_all_cookies()
+    return Browser(chromium, served[3])
+
+
+def test_a_curator_rebases_and_accepts_the_stale_proposal_and_a_publisher_promotes_it(
+    ui: Browser, served: tuple[World, Stale, dict[str, str], str]
+) -> None:
+    world, s, tokens, _ = served
+    ui.go("/ui/queue")
+    assert ui.path.startswith("/ui/sign-in"), "an anonymous browser is sent to sign in"
+    ui.shot("01-sign-in")
+    ui.sign_in(tokens[world.curator.principal_id])
+
+    # the queue: the agent's proposal, with a stale badge naming the current head
+    ui.go("/ui/queue?stale=yes")
+    row = ui.text("[data-testid=queue]")
+    assert "Add phase 3 (end-to-end tests)" in row
+    assert f"stale: head is {s.v2}" in row
+    ui.shot("02-queue")
+
+    # the proposal page: the diff against the current head and the merge preview
+    ui.find(f"a[href='/ui/proposals/{s.proposal}']").click()
+    assert ui.path == f"/ui/proposals/{s.proposal}"
+    against_head = ui.text("[data-testid=diff-vs-head]")
+    assert s.v2 in against_head
+    assert "Phase 3: end-to-end tests" in against_head
+    assert "merges cleanly" in ui.text("[data-testid=merge-preview]")
+    assert "STALE_PROPOSAL" in ui.text("[data-testid=would-refuse]")
+    ui.shot("03-proposal-stale")
+    ui.driver.execute_script("document.getElementById('d-head').scrollIntoView()")
+    ui.shot("03-proposal-vs-head-window", full=False)  # the README's one (docs/console.png)
+
+    # accepting it is refused with the typed stale answer, which offers the rebase
+    ui.fill("#accept-rationale", "looks right")
+    ui.press("Accept")
+    assert "STALE_PROPOSAL" in ui.text("[data-testid=error]")
+    ui.shot("04-accept-refused")
+    ui.press("Rebase onto the current head")
+    assert "rebased" in ui.text(".notice")
+    rebased = ui.path.split("/")[-1].split("?")[0]
+    assert rebased != s.proposal
+    assert ui.text("[data-testid=status]") == "OPEN"
+    assert "would-accept" in ui.driver.page_source
+    ui.shot("05-rebased")
+    ui.fill("#accept-rationale", "phase 3 is real now")
+    ui.press("Accept")
+    assert ui.text("[data-testid=status]") == "ACCEPTED"
+    ui.shot("06-accepted")
+    assert world.svc.proposal_show(world.curator, rebased)["status"] == "ACCEPTED"
+
+    # the element: three versions, the diff between the last two, provenance
+    ui.go(f"/ui/elements/{s.sop}")
+    assert len(ui.all("[data-testid=versions] tbody tr")) == 3
+    assert "ameide-console" not in ui.text("[data-testid=provenance]")  # the agent wrote it
+    ui.shot("07-element")
+    ui.sign_out()
+
+    # a publisher cuts a baseline and promotes it, with a reason and the expected pointer
+    ui.sign_in(tokens[world.publisher.principal_id])
+    ui.go(f"/ui/repos/{world.repo}/baselines")
+    assert ui.text("[data-testid=published]") == s.first_baseline
+    ui.fill("#bl-name", "SOP v3")
+    ui.press("Create baseline")
+    ui.fill("#promote-reason", "phase 3 added")
+    ui.press("Promote")
+    assert "promoted" in ui.text(".notice")
+    now = ui.text("[data-testid=published]")
+    assert now != s.first_baseline
+    assert "phase 3 added" in ui.text("[data-testid=moves]")
+    ui.press("Compare")
+    assert "Phase 3" in ui.text("[data-testid=baseline-diff]")
+    ui.shot("08-baselines")
+    assert world.svc.published(world.auditor, world.repo)["baseline_id"] == now
+
+    # the audit entries of what was just done, and the chain verified for an auditor
+    ui.go(f"/ui/repos/{world.repo}/audit")
+    events = ui.text("[data-testid=audit]")
+    for event in ("proposal.rebased", "proposal.accepted", "baseline.created", "pointer.moved"):
+        assert event in events
+    ui.sign_out()
+    ui.sign_in(tokens[world.auditor.principal_id])
+    ui.go(f"/ui/repos/{world.repo}/audit?event_type=pointer.moved")
+    assert "verified" in ui.text("[data-testid=verdict]")
+    assert len(ui.all("[data-testid=audit] tbody tr")) == 2
+    ui.shot("09-audit")
+    ui.go(f"/ui/context?repo={world.repo}&question=how+do+I+run+phase+0%2F1%2F2+tests%3F")
+    assert "Testing SOP" in ui.text("[data-testid=context-items]")
+    ui.shot("10-context")
+
+
+def test_a_reader_sees_no_curation_controls(
+    ui: Browser, served: tuple[World, Stale, dict[str, str], str]
+) -> None:
+    world, s, tokens, _ = served
+    ui.sign_in(tokens[world.reader.principal_id])
+    ui.go("/ui/")
+    ui.shot("11-reader-home")
+    for path in (
+        f"/ui/elements/{s.sop}",
+        f"/ui/repos/{world.repo}/baselines",
+        f"/ui/repos/{world.repo}/audit",
+        "/ui/queue",
+    ):
+        ui.go(path)
+        assert ui.all("[data-testid=curation], [data-testid=publishing]") == []
+        labels = {b.text for b in ui.all("button")}
+        assert not labels & {"Accept", "Reject", "Promote", "Roll back", "Create baseline"}
+    assert "No open proposal" in ui.text("[data-testid=queue]")
+    ui.go(f"/ui/proposals/{s.proposal}")  # not hers to see: the same as absent
+    assert "NOT_FOUND" in ui.text("[data-testid=error]")
+    ui.shot("12-reader-proposal-not-found")
+
+
+def test_a_post_without_the_csrf_token_and_a_forged_cookie_are_refused(
+    ui: Browser, served: tuple[World, Stale, dict[str, str], str]
+) -> None:
+    world, s, tokens, _ = served
+    ui.sign_in(tokens[world.curator.principal_id])
+    # a form posted from the console's own origin, with the session cookie but no CSRF token
+    ui.go(f"/ui/proposals/{s.proposal}")
+    ui.post_form(f"/ui/proposals/{s.proposal}/reject", {"rationale": "forged"})
+    assert "CSRF" in ui.text("[data-testid=error]")
+    ui.shot("13-csrf-refused")
+    assert world.svc.proposal_show(world.curator, s.proposal)["status"] == "OPEN"
+
+    # a cookie the server never issued is no session: back to sign-in, nothing done
+    ui.driver.delete_all_cookies()
+    ui.driver.add_cookie({"name": "ameide_console", "value": "forged-session", "path": "/ui"})
+    ui.go(f"/ui/proposals/{s.proposal}")
+    assert ui.path.startswith("/ui/sign-in")
+    ui.post_form(
+        f"/ui/proposals/{s.proposal}/reject", {"rationale": "forged", "csrf_token": "guess"}
+    )
+    assert ui.path.startswith("/ui/sign-in")
+    assert world.svc.proposal_show(world.curator, s.proposal)["status"] == "OPEN"
+    assert (ARTEFACTS / "13-csrf-refused.png").stat().st_size > 0
