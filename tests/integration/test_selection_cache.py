@@ -113,7 +113,7 @@ def _apply(s: Scenario, op: str, writer: App, pick: int) -> None:
             live = uow.store.get_element(element).retired_at is None
         if live:
             svc.retire_element(w.admin, element, "test")
-    elif op == "promote":
+    elif op == "promote" and _has_live_canonical(writer, s.elements):
         baseline = svc.create_baseline(w.publisher, w.repo)["baseline_id"]
         svc.promote(w.publisher, baseline, w.repo, "test")
         s.promotions += 1
@@ -131,6 +131,12 @@ def _apply(s: Scenario, op: str, writer: App, pick: int) -> None:
     elif op == "revoke" and s.granted:
         svc.revoke(w.admin, s.extra.principal_id, "reader", w.repo)
         s.granted = False
+
+
+def _has_live_canonical(app: App, elements: list[str]) -> bool:
+    """Whether a baseline would pin anything (a repository with none has nothing to pin)."""
+    with app.uow() as uow:
+        return any(uow.store.get_element(e).retired_at is None for e in elements)
 
 
 def _request(s: Scenario, selector: str, evidence: bool, as_of: object = None) -> ReadRequest:
