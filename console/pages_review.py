@@ -176,11 +176,19 @@ def proposal(request: Request, proposal_id: str, signed: SignedDep) -> Response:
 
 @router.post("/proposals/{proposal_id}/accept")
 def accept(
-    request: Request, proposal_id: str, signed: PostedDep, rationale: OptionalText = None
+    request: Request,
+    proposal_id: str,
+    signed: PostedDep,
+    rationale: OptionalText = None,
+    expected_version_id: OptionalText = None,
 ) -> Response:
-    """Accept (the service's compare-and-swap on the pinned head); a refusal is shown in place."""
+    """Accept with the service's two compare-and-swaps: on the pinned head (a lost race is the
+    typed stale answer, with rebase offered) and on the proposal version the page showed (a
+    proposal revised since is refused); a refusal is shown in place."""
     try:
-        signed.service.accept(signed.caller, proposal_id, rationale or None)
+        signed.service.accept(
+            signed.caller, proposal_id, rationale or None, expected_version_id or None
+        )
     except AmeideError as exc:
         return _refused(request, signed, proposal_id, exc)
     return see_other(request, f"/proposals/{proposal_id}", done="accepted")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from domain.errors import FailedPrecondition, PermissionDenied, StaleProposal
+from domain.errors import Conflict, FailedPrecondition, PermissionDenied, StaleProposal
 from domain.merge import three_way_merge
 from domain.model import (
     ACCEPTED_AS,
@@ -39,15 +39,22 @@ class Review:
         self.decisions = decisions
 
     def accept(
-        self, caller: Caller, proposal_id: str, rationale: str | None = None
+        self,
+        caller: Caller,
+        proposal_id: str,
+        rationale: str | None = None,
+        expected_version_id: str | None = None,
     ) -> dict[str, Any]:
-        """Accept a fresh, clean, OPEN proposal: new version, head CAS, accepted_as, decision."""
+        """Accept a fresh, clean, OPEN proposal: new version, head CAS, accepted_as, decision.
+        ``expected_version_id``: the proposal's body version the curator reviewed; a proposal
+        revised since is refused (CONFLICT), so nobody accepts a body they did not see."""
         rationale = validate_text(rationale, "rationale", MAX_RATIONALE_CHARS, required=False)
         with self.k.uow() as uow:
             p, perm = self.book.load(uow, caller, proposal_id)
             body_el = stored_element(uow.store, p.element_id)
             _ensure_may_accept(perm, caller, body_el)
             proposed = head_version(uow.store, p.element_id)
+            _ensure_reviewed(proposal_id, proposed.version_id, expected_version_id)
             at = self.k.clock.now()
             target = self._target(uow, caller, p, at)
             new_v = target.next_version(
@@ -222,6 +229,17 @@ class Review:
             "rebased_from_view": {"proposal_id": proposal_id, "status": "REBASED"},
             "version": version_view(new_v, with_body=False),
         }
+
+
+def _ensure_reviewed(proposal_id: str, current: str, expected: str | None) -> None:
+    """Refuse to accept a proposal whose body changed since the version the curator reviewed."""
+    if expected is not None and expected != current:
+        raise Conflict(
+            f"proposal {proposal_id} was revised after version {expected} was reviewed (its "
+            f"body is now version {current}); review it again",
+            expected_version_id=expected,
+            proposal_version_id=current,
+        )
 
 
 def _ensure_may_accept(perm: Permission, caller: Caller, body_el: Element) -> None:

@@ -213,3 +213,36 @@ def test_a_page_the_console_does_not_have_is_not_found(
     missing = client.get("/ui/no-such-page")
     assert missing.status_code == 404
     assert csrf_of(missing.text) == csrf  # still signed in: the header keeps sign-out
+
+
+def test_accept_is_refused_when_the_proposal_was_revised_after_the_page_showed_it(
+    client: TestClient, setup: tuple[World, Stale, dict[str, str]]
+) -> None:
+    """The accept form carries the proposal version the page showed; the agent revises the
+    proposal meanwhile, so the curator's click is refused in place and nothing is accepted."""
+    world, s, tokens = setup
+    svc = world.svc
+    rebased = svc.rebase(world.agent, s.proposal)["proposal_id"]  # fresh, no conflicts
+    csrf = sign_in(client, tokens[world.curator.principal_id])
+    page = client.get(f"/ui/proposals/{rebased}")
+    shown = svc.proposal_show(world.curator, rebased)["proposal_version_id"]
+    assert f'name="expected_version_id" value="{shown}"' in page.text
+    svc.revise(world.agent, rebased, body="# Testing SOP\n\nSomething else entirely.\n")
+    refused = client.post(
+        f"/ui/proposals/{rebased}/accept",
+        data={"csrf_token": csrf, "rationale": "looks right", "expected_version_id": shown},
+    )
+    assert refused.status_code == 409
+    assert "revised after version" in refused.text
+    assert status_of(world, rebased) == "OPEN"
+    # the page shown again carries the new version: accepting that one works
+    again = client.get(f"/ui/proposals/{rebased}")
+    current = svc.proposal_show(world.curator, rebased)["proposal_version_id"]
+    assert current != shown
+    assert f'name="expected_version_id" value="{current}"' in again.text
+    done = client.post(
+        f"/ui/proposals/{rebased}/accept",
+        data={"csrf_token": csrf, "rationale": "reviewed", "expected_version_id": current},
+    )
+    assert done.status_code == 200
+    assert status_of(world, rebased) == "ACCEPTED"
