@@ -72,9 +72,10 @@ typecheck: dev
 contracts: dev
 	$(BIN)/lint-imports
 
-# pytest exits 5 when it collected no test: that must fail, never pass silently.
+# pytest exits 5 when it collected no test: that must fail, never pass silently. Test files run
+# in parallel, one worker per core (pytest-xdist); a file's tests stay together, in order.
 pytest: dev inspector browser
-	@$(BIN)/pytest -p no:cacheprovider; rc=$$?; \
+	@$(BIN)/pytest -p no:cacheprovider -n auto --dist loadfile; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest ran no test: failing" >&2; exit 1; fi; exit $$rc
 
 test: lint typecheck contracts pytest
