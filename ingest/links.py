@@ -103,6 +103,8 @@ OUTSIDE = "not a mirrored file"
 MISSING = "not mirrored"
 LEAVES = "leaves the source repository"
 ELSEWHERE = "mirrored in another repository"
+OUTSIDE_REASONS = (OUTSIDE, LEAVES, ELSEWHERE)
+"""The reasons the run report counts as ``outside``: no file of this backlog's mirror."""
 
 
 def unresolved_reason(link: LinkCandidate, mirrored_elsewhere: bool) -> str:

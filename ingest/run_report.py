@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.links import AMBIGUOUS, MISSING, OUTSIDE_REASONS
 from ingest.plan_model import ActionKind, FileAction, IngestPlan
 
 COUNTED = ("new", "changed", "unchanged", "renamed", "retired", "reinstated", "skipped")
@@ -27,10 +28,9 @@ class RunTally:
     writes: int = 0  # every state change (versions, retirements, paths, links, ...)
     links_added: int = 0
     links_retired: int = 0
-    links_unresolved: int = 0
     links_resolved: int = 0
     # unresolved links by reason (see ingest.links.unresolved_reason)
-    links_unresolved_by_reason: Counter[str] = field(default_factory=Counter)
+    links_unresolved: Counter[str] = field(default_factory=Counter)
     supersedes_added: int = 0
     supersedes_retired: int = 0
     repaired_front_matter: int = 0
@@ -82,13 +82,11 @@ class RunTally:
             "links": {
                 "added": self.links_added,
                 "retired": self.links_retired,
-                "unresolved": self.links_unresolved,
+                "unresolved": self.links_unresolved.total(),
                 "resolved": self.links_resolved,
-                "ambiguous": self.links_unresolved_by_reason["ambiguous"],
-                "missing": self.links_unresolved_by_reason["not mirrored"],
-                "outside": self.links_unresolved_by_reason["not a mirrored file"]
-                + self.links_unresolved_by_reason["leaves the source repository"]
-                + self.links_unresolved_by_reason["mirrored in another repository"],
+                "ambiguous": self.links_unresolved[AMBIGUOUS],
+                "missing": self.links_unresolved[MISSING],
+                "outside": sum(self.links_unresolved[reason] for reason in OUTSIDE_REASONS),
             },
             "supersedes": {"added": self.supersedes_added, "retired": self.supersedes_retired},
             "front_matter_repaired": self.repaired_front_matter,

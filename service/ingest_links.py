@@ -52,9 +52,8 @@ class LinkMirror:
         work: list[_LinkWork] = []
         for a in run.applied:
             links = run.links.get(a.path, FileLinks())
-            run.tally.links_unresolved += len(links.unresolved)
             run.tally.links_resolved += len(links.targets)
-            run.tally.links_unresolved_by_reason.update(str(u["reason"]) for u in links.unresolved)
+            run.tally.links_unresolved.update(str(u["reason"]) for u in links.unresolved)
             work.append((a.repository or "", a.element_id or "", links.targets, True))
         work += self._late_links(run)
         self._reconcile(run, LINK_TYPE, RelationshipKind.REFERENCE, work)
