@@ -1,4 +1,5 @@
-"""``ameide serve``: REST + MCP over HTTP on one port and gRPC on another, in one process.
+"""``ameide serve``: REST + MCP over HTTP on one port and gRPC on another, in one process or in
+``--workers N`` processes sharing both ports (``server.workers``).
 
 Register with ``commands_serve.register(app)`` in ``cli.main``. Bearer tokens are required
 unless ``--no-auth`` (loopback only: requests without a token then act as the CLI principal).
@@ -102,6 +103,17 @@ def serve(
         int,
         typer.Option("--max-connections", help="Open HTTP connections beyond this get 503."),
     ] = 512,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            envvar="AMEIDE_WORKERS",
+            min=1,
+            help="Worker processes serving every surface on the same ports (default: the number "
+            "of cores; 1 serves in this process). A worker that dies is restarted.",
+            show_default=False,
+        ),
+    ] = None,
     json_: Annotated[
         bool,
         typer.Option(
@@ -114,11 +126,14 @@ def serve(
     """Serve REST (/v1, /docs, /metrics), MCP over Streamable HTTP (/mcp) and gRPC.
 
     On a non-loopback --host, bearer tokens are required and so is TLS (--tls-cert/--tls-key)
-    unless --insecure-http; add the names clients use with --allowed-host."""
+    unless --insecure-http; add the names clients use with --allowed-host. With --workers N
+    (N > 1), N processes share the ports and /readyz is ready only when every one is."""
     from server.serve import AmeideServer, ServeConfig, configure_logging
+    from server.workers import WorkerPool, default_workers
 
     s = session(ctx, json_)
-    s.background = True  # a long-running process: semantic vectors are built as writes come
+    count = workers or default_workers()
+    s.background = count == 1  # a long-running process: semantic vectors are built as writes come
     service = s.service  # opens the database now: fail in one line before binding ports
     settings = s.settings
     if no_auth:  # requests without a token act as the CLI's principal
@@ -141,9 +156,15 @@ def serve(
         keep_alive=keep_alive,
         max_connections=max_connections,
     )
+    if count > 1:  # each worker opens the home itself; this process only supervises them
+        s.close()
+        pool = WorkerPool(settings, config, count)
+        configure_logging()
+        pool.run(on_ready=lambda e: _announce({**asdict(e), "workers": count}, as_json=s.json))
+        return
     server = AmeideServer(service, settings, config)
     configure_logging()
-    server.run(on_ready=lambda e: _announce(asdict(e), as_json=s.json))
+    server.run(on_ready=lambda e: _announce({**asdict(e), "workers": 1}, as_json=s.json))
 
 
 def _announce(endpoints: dict[str, Any], *, as_json: bool) -> None:

@@ -7,7 +7,7 @@ streams it as the base class does. It needs no token (a public service of the au
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import grpc
@@ -20,15 +20,20 @@ NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 class ReadinessHealth(health.HealthServicer):  # type: ignore[misc]
     """Health of ``services`` (and of the server, ``""``) from the service's readiness."""
 
-    def __init__(self, service: Any, services: Iterable[str]) -> None:
+    def __init__(
+        self, service: Any, services: Iterable[str], workers_ready: Callable[[], bool] | None = None
+    ) -> None:
         super().__init__()
         self._service = service
+        self._workers_ready = workers_ready
         self._names = ("", *services)
         self.refresh()
 
     def refresh(self) -> None:
         """Read the readiness now and publish it for every service (watchers are told)."""
         ready = bool(self._service.health()["ready"])
+        if self._workers_ready is not None:  # several worker processes: every one must be
+            ready = ready and self._workers_ready()
         for name in self._names:
             self.set(name, SERVING if ready else NOT_SERVING)
 

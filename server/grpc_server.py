@@ -60,12 +60,17 @@ def create_grpc_server(
     max_workers: int = DEFAULT_MAX_WORKERS,
     credentials: grpc.ServerCredentials | None = None,
     interceptors: Sequence[grpc.ServerInterceptor] = (),
+    reuseport: bool = False,
+    workers_ready: Callable[[], bool] | None = None,
 ) -> tuple[grpc.Server, int]:
     """A configured, bound, not yet started server and the port it bound (``port=0`` picks one).
 
     ``settings_or_app`` is the process's ``Settings`` or ``App``; without ``require_auth`` a
     call without a token acts as its configured local principal, which is only allowed on a
     loopback host. ``credentials`` serves TLS; ``interceptors`` run outside error mapping.
+    ``reuseport`` lets the worker processes of ``ameide serve --workers N`` bind one port (the
+    kernel spreads connections over them); ``workers_ready`` then joins their readiness to the
+    health service's.
     """
     settings = getattr(settings_or_app, "settings", settings_or_app)
     if not require_auth and not is_loopback(host):
@@ -86,8 +91,9 @@ def create_grpc_server(
                 local_principal=getattr(settings, "principal", None),
             ),
         ],
-        # Without this, Linux lets a second server bind the same port and steal half the calls.
-        options=[("grpc.so_reuseport", 0)],
+        # Without this, Linux lets a second server bind the same port and steal half the calls;
+        # the workers of one `ameide serve --workers N` share their port on purpose.
+        options=[("grpc.so_reuseport", 1 if reuseport else 0)],
     )
     servicers: list[tuple[Callable[[Any, grpc.Server], None], Any]] = [
         (knowledge_rpc.add_KnowledgeServiceServicer_to_server, KnowledgeServicer(service)),
@@ -96,7 +102,9 @@ def create_grpc_server(
     ]
     for register, servicer in servicers:
         register(servicer, server)
-    health_pb2_grpc.add_HealthServicer_to_server(ReadinessHealth(service, SERVICE_NAMES), server)
+    health_pb2_grpc.add_HealthServicer_to_server(
+        ReadinessHealth(service, SERVICE_NAMES, workers_ready), server
+    )
     enable_reflection((*SERVICE_NAMES, health.SERVICE_NAME), server)
     address = f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
     try:

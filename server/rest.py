@@ -14,6 +14,7 @@ Nothing is built at import time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Request, Security
@@ -21,7 +22,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from console.app import create_console
 from domain.errors import Unauthenticated
@@ -71,6 +72,11 @@ class Readiness(BaseModel):
     status: str
     database: str
     index: dict[str, Any] | None
+    workers: dict[str, int] | None = Field(
+        default=None,
+        description="With `ameide serve --workers N` (N > 1): how many worker processes are "
+        "ready of how many; the server is ready only when every one is.",
+    )
 
 
 def create_app(
@@ -80,6 +86,7 @@ def create_app(
     require_auth: bool = True,
     metrics_public: bool = False,
     metrics_repository_labels: bool = False,
+    workers: Callable[[], tuple[int, int]] | None = None,
 ) -> FastAPI:
     """The REST app over ``service``.
 
@@ -87,7 +94,8 @@ def create_app(
     development on loopback; ``ameide serve`` refuses it on other addresses). A token, when
     sent, is always checked. ``/metrics`` needs a valid bearer token unless ``metrics_public``
     (or ``require_auth`` is off), and names repositories in labels only with
-    ``metrics_repository_labels``.
+    ``metrics_repository_labels``. ``workers`` (several worker processes on one port) says how
+    many of them are ready of how many: ``/readyz`` is ready only when every one is.
     """
     app = FastAPI(
         title="Ameide Memory",
@@ -106,7 +114,7 @@ def create_app(
     for module in modules:
         v1.include_router(module.router)
     app.include_router(v1)
-    app.include_router(_operations_router(service, metrics, public=metrics_public))
+    app.include_router(_operations_router(service, metrics, public=metrics_public, workers=workers))
     app.mount("/ui", create_console(service), name="console")  # the curator console (HTML)
     app.add_middleware(BodyText)  # inside BodyLimit: only a bounded body is buffered
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
@@ -115,7 +123,13 @@ def create_app(
     return app
 
 
-def _operations_router(service: MemoryService, metrics: Metrics, *, public: bool) -> APIRouter:
+def _operations_router(
+    service: MemoryService,
+    metrics: Metrics,
+    *,
+    public: bool,
+    workers: Callable[[], tuple[int, int]] | None = None,
+) -> APIRouter:
     router = APIRouter(tags=["operations"])
 
     @router.get("/healthz", response_model=Health, operation_id="healthz")
@@ -130,14 +144,20 @@ def _operations_router(service: MemoryService, metrics: Metrics, *, public: bool
         responses={503: {"model": Readiness, "description": "not ready"}},
     )
     def readyz() -> Any:
-        """Ready: the database answers and the keyword index is on disk and can catch up."""
+        """Ready: the database answers and the keyword index is on disk and can catch up (and,
+        with several worker processes, every worker is ready)."""
         health = service.health()
+        ready = bool(health["ready"])
         body: dict[str, Any] = {
-            "status": "ready" if health["ready"] else "not_ready",
             "database": health["database"],
             "index": health["index"],
         }
-        return JSONResponse(body, status_code=200 if health["ready"] else 503)
+        if workers is not None:
+            up, total = workers()
+            ready = ready and up >= total
+            body["workers"] = {"ready": up, "total": total}
+        body = {"status": "ready" if ready else "not_ready", **body}
+        return JSONResponse(body, status_code=200 if ready else 503)
 
     @router.get(
         "/metrics",

@@ -18,7 +18,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +70,22 @@ class ServeConfig:
     header_timeout: float = 10.0
     keep_alive: float = 5.0
     max_connections: int = 512
+
+    def check_exposure(self) -> None:
+        """Refuse a non-loopback address without tokens, or without TLS unless told."""
+        if not self.require_auth and not is_loopback(self.host):
+            raise InvalidArgument(
+                f"refusing to serve on {self.host} without authentication: bind 127.0.0.1 "
+                "or require bearer tokens",
+                field="host",
+            )
+        if not is_loopback(self.host) and not self.tls and not self.insecure_http:
+            raise InvalidArgument(
+                f"refusing to serve on {self.host} without TLS: bearer tokens would cross the "
+                "network in clear; pass --tls-cert and --tls-key, or --insecure-http if a "
+                "TLS-terminating proxy sits in front",
+                field="host",
+            )
 
     def __post_init__(self) -> None:
         bare = self.host.strip()
@@ -171,7 +187,12 @@ class GrpcObserve(grpc.ServerInterceptor):  # type: ignore[misc, unused-ignore]
 
 
 class AmeideServer:
-    """The three surfaces over one service; ``run()`` blocks until a signal or ``stop()``."""
+    """The three surfaces over one service; ``run()`` blocks until a signal or ``stop()``.
+
+    A worker of ``ameide serve --workers N`` (:mod:`server.workers`) passes the HTTP listening
+    ``sockets`` its supervisor bound, ``grpc_reuseport`` to share the gRPC port with the other
+    workers, and ``workers`` (how many workers are ready of how many) for the readiness probes.
+    """
 
     def __init__(
         self,
@@ -179,22 +200,16 @@ class AmeideServer:
         settings: Settings,
         config: ServeConfig,
         mcp_settings: McpSettings | None = None,
+        *,
+        sockets: Sequence[socket.socket] = (),
+        grpc_reuseport: bool = False,
+        workers: Callable[[], tuple[int, int]] | None = None,
     ) -> None:
-        if not config.require_auth and not is_loopback(config.host):
-            raise InvalidArgument(
-                f"refusing to serve on {config.host} without authentication: bind 127.0.0.1 "
-                "or require bearer tokens",
-                field="host",
-            )
-        if not is_loopback(config.host) and not config.tls and not config.insecure_http:
-            raise InvalidArgument(
-                f"refusing to serve on {config.host} without TLS: bearer tokens would cross the "
-                "network in clear; pass --tls-cert and --tls-key, or --insecure-http if a "
-                "TLS-terminating proxy sits in front",
-                field="host",
-            )
+        config.check_exposure()
         self.config = config
-        _check_listenable(config.host, config.http_port)  # before gRPC binds its port
+        self.sockets = list(sockets)
+        if not self.sockets:
+            _check_listenable(config.host, config.http_port)  # before gRPC binds its port
         mcp_cfg = mcp_settings or McpSettings()
         hosts = [*mcp_cfg.allowed_hosts, *config.allowed_hosts]
         origins = [*mcp_cfg.allowed_origins, *config.allowed_origins]
@@ -213,6 +228,7 @@ class AmeideServer:
             require_auth=config.require_auth,
             metrics_public=config.metrics_public,
             metrics_repository_labels=config.metrics_repository_labels,
+            workers=workers,
         )
         self.metrics: Metrics = rest.state.metrics
         mcp = create_http_app(
@@ -234,6 +250,8 @@ class AmeideServer:
             require_auth=config.require_auth,
             interceptors=[GrpcObserve(self.metrics)],
             credentials=_grpc_credentials(config),
+            reuseport=grpc_reuseport,
+            workers_ready=(lambda: _all_ready(workers)) if workers is not None else None,
         )
         self._uvicorn = _Uvicorn(
             uvicorn.Config(
@@ -254,29 +272,33 @@ class AmeideServer:
 
     def endpoints(self) -> Endpoints:
         """The URLs of the running surfaces (ports resolved after start)."""
-        host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
-        scheme = "https" if self.config.tls else "http"
-        base = f"{scheme}://{host}:{self._uvicorn.port}"
-        return Endpoints(
-            rest=f"{base}/v1",
-            mcp=f"{base}{self.mcp_path}",
-            grpc=f"{host}:{self.grpc_port}",
-            openapi=f"{base}/openapi.json",
-            metrics=f"{base}/metrics",
-        )
+        return endpoints_of(self.config, self._uvicorn.port, self.grpc_port, self.mcp_path)
 
-    def run(self, on_ready: Callable[[Endpoints], None] | None = None) -> None:
-        """Serve until SIGINT/SIGTERM (main thread) or ``stop()``; then drain and stop gRPC."""
+    def run(
+        self,
+        on_ready: Callable[[Endpoints], None] | None = None,
+        *,
+        on_stopping: Callable[[], None] | None = None,
+        reraise: bool = True,
+    ) -> None:
+        """Serve until SIGINT/SIGTERM (main thread) or ``stop()``; then drain and stop gRPC.
+
+        ``on_stopping`` is called when the drain begins. ``reraise=False`` (a worker process)
+        returns after the drain instead of ending the process by the signal that stopped it.
+        """
         self.grpc.start()
         self._uvicorn.on_started = (lambda: on_ready(self.endpoints())) if on_ready else None
+        self._uvicorn.on_stopping = on_stopping
         try:
-            self._uvicorn.run()
+            self._uvicorn.run(sockets=self.sockets or None)
         finally:
+            if on_stopping is not None:
+                on_stopping()
             self.grpc.stop(grace=self.config.grace_seconds).wait()
             log.info("stopped: HTTP and gRPC drained")
         # uvicorn re-raises the signal that stopped it; it is held back until gRPC has drained
         # (the default SIGTERM handler would otherwise end the process before the drain)
-        for sig in reversed(self._uvicorn.held_signals):
+        for sig in reversed(self._uvicorn.held_signals if reraise else ()):
             signal.raise_signal(sig)
 
     def stop(self) -> None:
@@ -293,7 +315,14 @@ class _Uvicorn(uvicorn.Server):
     """A uvicorn server that reports its bound port and when it has started."""
 
     on_started: Callable[[], None] | None = None
+    on_stopping: Callable[[], None] | None = None
     held_signals: tuple[int, ...] = ()
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        """uvicorn's, after telling ``on_stopping`` that the drain begins."""
+        if self.on_stopping is not None:
+            self.on_stopping()
+        super().handle_exit(sig, frame)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -315,6 +344,25 @@ class _Uvicorn(uvicorn.Server):
         await super().startup(sockets)
         if self.started and self.on_started is not None:
             self.on_started()
+
+
+def endpoints_of(config: ServeConfig, http_port: int, grpc_port: int, mcp_path: str) -> Endpoints:
+    """The URLs of the surfaces served on ``config.host`` at these ports."""
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    scheme = "https" if config.tls else "http"
+    base = f"{scheme}://{host}:{http_port}"
+    return Endpoints(
+        rest=f"{base}/v1",
+        mcp=f"{base}{mcp_path}",
+        grpc=f"{host}:{grpc_port}",
+        openapi=f"{base}/openapi.json",
+        metrics=f"{base}/metrics",
+    )
+
+
+def _all_ready(workers: Callable[[], tuple[int, int]]) -> bool:
+    up, total = workers()
+    return up >= total
 
 
 def _grpc_credentials(config: ServeConfig) -> grpc.ServerCredentials | None:

@@ -1,5 +1,6 @@
 """The embedded instance the smoke creates: a fresh home in a temporary directory, migrated to
-head, with an administrator; and the real server (``AmeideServer``) started over it on loopback.
+head, with an administrator; and the real server (``ameide serve --workers 2``'s pool of worker
+processes) started over it on loopback.
 
 Settings are built without reading the environment, so ``AMEIDE_DATABASE_URL`` or
 ``AMEIDE_INDEX_DIR`` of the caller never point the smoke at someone's real data.
@@ -17,6 +18,7 @@ from typing import Any
 
 from runtime import App, build_app
 from server.serve import AmeideServer, Endpoints, ServeConfig
+from server.workers import WorkerPool
 from service.app import MemoryService
 from service.authz import Caller
 from service.settings import Settings
@@ -25,7 +27,7 @@ from smoke.runner import StepFailed, expect
 from storage.migrate import head_revision
 from storage.revision import database_revision
 
-SERVER_START_SECONDS = 30.0
+SERVER_START_SECONDS = 90.0  # spawning the worker processes is slow on a busy machine
 
 
 def isolated_settings(home: Path) -> Settings:
@@ -103,14 +105,26 @@ class EmbeddedInstance:
         self.app.close()
 
 
+SERVER_WORKERS = 2
+
+
 @contextmanager
-def serving(instance: EmbeddedInstance) -> Iterator[Endpoints]:
-    """``AmeideServer`` (REST + MCP on one port, gRPC on another, tokens required) on loopback
-    free ports over the instance's service, in a thread; stopped on exit."""
+def serving(instance: EmbeddedInstance, workers: int = SERVER_WORKERS) -> Iterator[Endpoints]:
+    """The real server (REST + MCP on one port, gRPC on another, tokens required) on loopback
+    free ports over the instance's home, in a thread; stopped on exit.
+
+    With ``workers`` above 1 (the default: the smoke checks what ``ameide serve`` runs by
+    default on a multi-core machine) it is ``ameide serve --workers N``'s pool: N processes,
+    each opening the instance's home itself; with 1, ``AmeideServer`` over the instance's own
+    service in this process."""
     config = ServeConfig(
         host="127.0.0.1", http_port=0, grpc_port=0, require_auth=True, grace_seconds=1.0
     )
-    server = AmeideServer(instance.service, instance.settings, config)
+    server: AmeideServer | WorkerPool
+    if workers > 1:
+        server = WorkerPool(instance.settings, config, workers)
+    else:
+        server = AmeideServer(instance.service, instance.settings, config)
     ready = threading.Event()
     found: list[Endpoints] = []
 
@@ -132,4 +146,4 @@ def serving(instance: EmbeddedInstance) -> Iterator[Endpoints]:
         yield found[0]
     finally:
         server.stop()
-        thread.join(timeout=20)
+        thread.join(timeout=30)

@@ -29,7 +29,7 @@ from domain.errors import InvalidArgument
 from service.settings import Settings
 from smoke.checks import ScenarioState
 from smoke.content import ADMIN
-from smoke.embedded import EmbeddedInstance, serving
+from smoke.embedded import SERVER_WORKERS, EmbeddedInstance, serving
 from smoke.network import NetworkSurface
 from smoke.phase0 import Phase0
 from smoke.runner import Runner, SmokeReport, StepResult, Stop
@@ -191,7 +191,7 @@ def _network(smoke: Smoke, runner: Runner) -> Iterator[NetworkSurface]:
             if options.target is None:
                 assert smoke.instance is not None
                 grpc_address, mcp_url, token = _start_server(smoke.instance, stack)
-                where = "started AmeideServer on loopback"
+                where = f"started the server on loopback ({SERVER_WORKERS} worker processes)"
             else:
                 assert options.token is not None
                 grpc_address, mcp_url, token = options.grpc_address, options.mcp_url, options.token

@@ -111,7 +111,7 @@ def test_ameide_serve_drains_grpc_before_a_signal_ends_it(world: World, sig: int
     home = str(world.app.settings.home)
     proc = subprocess.Popen(
         [sys.executable, "-c", LAUNCH_CLI, "--home", home, "--as", world.admin.principal_id,
-         "--json", "serve", "--port", "0", "--grpc-port", "0", "--grace", "2"],
+         "--json", "serve", "--port", "0", "--grpc-port", "0", "--grace", "2", "--workers", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
     )  # fmt: skip
     try:
