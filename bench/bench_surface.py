@@ -1,21 +1,32 @@
-"""Surface benchmark: ``read_context`` through REST, gRPC and MCP over HTTP beside in-process.
+"""Surface benchmark: ``read_context`` through REST, gRPC and MCP over HTTP beside in-process,
+against ``ameide serve --workers 1`` and ``--workers N`` (N = cores) side by side.
 
-Run: ``.venv/bin/python -m bench.bench_surface`` (``--quick`` for a smoke run). Prints a table.
+Run: ``.venv/bin/python -m bench.bench_surface`` (``--quick`` for a smoke run; ``--help``).
+Prints a table, then the worker-scaling checks of issue 11 (REST at 8 clients: ``--workers N``
+throughput against ``--workers 1``; p95 at 8 clients against p95 at 1 client).
 
 It seeds a temporary home (SQLite; ``--postgres`` puts the database in a fresh PostgreSQL one
 at AMEIDE_BENCH_POSTGRES_URL instead) with the sample backlog of ``examples/backlog`` ingested
 as evidence, padded with synthetic documents from ``bench.corpus`` to about ``--chunks`` more
 chunks, and the Testing SOP of ``examples/testing-sop.md`` written as canonical and published.
 A reader principal gets a bearer token. The in-process ``MemoryService.read_context`` is timed
-first; then ``ameide serve`` starts as a separate process on free loopback ports (so the load
-generator does not share the server's GIL) and the same read is timed through REST
-(``POST /v1/context`` with httpx), gRPC (``GetReadContext`` through the generated stub, a channel
-per client) and MCP over Streamable HTTP (``memory.get_context`` with the official SDK client,
-a session per client).
+first; then, for each ``--workers`` count, ``ameide serve --workers W`` starts as a separate
+process on free loopback ports (so the load generator does not share the servers' GIL) and the
+same read is timed through REST (``POST /v1/context`` with httpx, one keep-alive connection per
+client), gRPC (``GetReadContext`` through the generated stub, a channel per client) and MCP over
+Streamable HTTP (``memory.get_context`` as a JSON-RPC ``tools/call`` POST with httpx, one
+keep-alive connection per client — the server is stateless, so no session is needed; ``--mcp-sdk``
+uses the official SDK client instead, a session per client, which costs the client about 13 ms
+of CPU per call of its own and so steals CPU from the servers on a small machine).
+
+The clients are threads of this process doing little besides waiting (a request is a few
+hundred bytes out and a JSON parse in), so on a small machine nearly all the CPU goes to the
+servers. With several workers, each connection (or gRPC channel) is served by the worker that
+accepted it, as the kernel handed it out: the split over workers is not always even.
 
 Every row runs the same query mix (the questions of ``examples/golden.jsonl``, the reference
-question "how do I run phase 0/1/2 tests?" first) with the same budget, from 1 and 8 concurrent
-clients (threads), after a few warm-up requests per client. Latencies are what the client
+question "how do I run phase 0/1/2 tests?" first) with the same budget, from 1, 8 and 32
+concurrent clients (threads), after a few warm-up requests per client. Latencies are what the client
 observes; req/s is measured requests over the wall time from the start signal to the last
 answer. "server ms" is the mean time the server itself recorded for the operation
 (``ameide_request_duration_seconds`` from ``/metrics``): the rest of the client latency is
@@ -60,6 +71,7 @@ from ameide_proto.v1 import projection_pb2, projection_pb2_grpc
 from bench.backends import _pg_database
 from bench.corpus import generate_documents
 from runtime import App, build_app
+from server.workers import default_workers
 from service.authz import Caller
 from service.settings import Settings
 
@@ -183,6 +195,38 @@ def grpc_client(target: str, token: str) -> Iterator[Call]:
         yield call
 
 
+@contextmanager
+def mcp_raw_client(url: str, token: str) -> Iterator[Call]:
+    """``memory.get_context`` as one JSON-RPC ``tools/call`` POST per read (the server is
+    stateless with JSON responses), with httpx on one keep-alive connection."""
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    counter = iter(range(1, 1 << 62))
+    with httpx.Client(headers=headers, timeout=60) as http:
+
+        def call(question: str) -> int:
+            arguments = {
+                "repository": REPO,
+                "query": question,
+                "max_items": MAX_ITEMS,
+                "max_chars": MAX_CHARS,
+            }
+            message = {
+                "jsonrpc": "2.0",
+                "id": next(counter),
+                "method": "tools/call",
+                "params": {"name": "memory.get_context", "arguments": arguments},
+            }
+            response = http.post(url, json=message)
+            if response.status_code != 200:
+                raise RuntimeError(f"HTTP {response.status_code}: {response.text[:200]}")
+            result = response.json().get("result") or {}
+            if "error" in response.json() or result.get("isError"):
+                raise RuntimeError(response.text[:200])
+            return len(result["structuredContent"]["items"])
+
+        yield call
+
+
 @asynccontextmanager
 async def mcp_client(url: str, token: str) -> AsyncIterator[AsyncCall]:
     """``memory.get_context`` through one official SDK session over Streamable HTTP."""
@@ -297,9 +341,10 @@ def _async_client(
 
 @dataclass(frozen=True)
 class Row:
-    """One line of the table."""
+    """One line of the table (``workers`` is None for the in-process call)."""
 
     surface: str
+    workers: int | None
     clients: int
     requests: int
     ok: int
@@ -314,6 +359,7 @@ class Row:
 
 def drive(
     surface: str,
+    workers: int | None,
     opener: Callable[[], Any],
     clients: int,
     requests: int,
@@ -354,6 +400,7 @@ def drive(
     ordered = sorted(tally.seconds)
     return Row(
         surface,
+        workers,
         clients,
         requests,
         len(ordered),
@@ -391,13 +438,15 @@ def _ameide() -> list[str]:
 
 
 @contextmanager
-def served(settings: Settings, log: Path) -> Iterator[Served]:
-    """``ameide serve`` on free loopback ports in a child process, ready; stopped by SIGINT."""
+def served(settings: Settings, log: Path, workers: int = 1) -> Iterator[Served]:
+    """``ameide serve --workers W`` on free loopback ports in a child process, ready (every
+    worker); stopped by SIGINT."""
     argv = [*_ameide(), "--home", str(settings.home), "--as", ADMIN.principal_id, "--json"]
     if settings.database_url:
         argv += ["--database-url", settings.database_url]
     argv += ["serve", "--host", "127.0.0.1", "--port", "0", "--grpc-port", "0", "--grace", "5"]
     argv += ["--metrics-public"]  # the benchmark reads server-side time from /metrics
+    argv += ["--workers", str(workers)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("AMEIDE_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     with log.open("wb") as stderr:
@@ -459,7 +508,8 @@ def _stop(proc: subprocess.Popen[bytes], log: Path) -> None:
             proc.kill()
             proc.wait()
             raise SystemExit(f"ameide serve did not stop on SIGINT:\n{_tail(log)}") from None
-    # SIGINT: uvicorn drains HTTP, gRPC drains, and the interrupt ends the CLI with 130.
+    # SIGINT: uvicorn drains HTTP, gRPC drains, and the interrupt ends the CLI with 130 (one
+    # process) or the supervisor exits 0 once every worker has drained (several).
     clean = proc.returncode in (0, 130) and "Traceback" not in _tail(log, 10_000)
     if not clean:
         raise SystemExit(f"ameide serve exited {proc.returncode}:\n{_tail(log)}")
@@ -497,10 +547,24 @@ def server_time(metrics_url: str, surface: str) -> Callable[[], tuple[float, int
 
 
 # -- the run ---------------------------------------------------------------------------------
+def row_requests(requests: int | None, clients: int) -> int:
+    """Measured requests of a row: ``requests``, else 200 and at least 8 per client."""
+    return requests if requests is not None else max(200, 8 * clients)
+
+
 def run(
-    requests: int, clients: list[int], chunks: int, postgres: bool, out: Any = sys.stdout
+    requests: int | None,
+    clients: list[int],
+    chunks: int,
+    postgres: bool,
+    workers: list[int],
+    *,
+    mcp_sdk: bool = False,
+    in_process_rows: bool = True,
+    out: Any = sys.stdout,
 ) -> list[Row]:
-    """Seed, measure every surface at every concurrency, return the rows (printing progress)."""
+    """Seed, measure every surface at every concurrency against each worker count, return the
+    rows (printing progress)."""
     asks = questions()
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="ameide-bench-surface-") as directory:
@@ -524,46 +588,86 @@ def run(
                     file=out,
                     flush=True,
                 )
-                for n in clients:
-                    rows.append(drive("in-process", lambda: in_process(app), n, requests, asks))
+                for n in clients if in_process_rows else []:
+                    rows.append(
+                        drive(
+                            "in-process",
+                            None,
+                            lambda: in_process(app),
+                            n,
+                            row_requests(requests, n),
+                            asks,
+                        )
+                    )
                     _progress(rows[-1], out)
             finally:
                 app.close()
-            with served(settings, tmp / "serve.log") as s:
-                surfaces: list[tuple[str, str, Callable[[], Any], bool]] = [
-                    ("REST", "rest", lambda: rest_client(s.base, token), False),
-                    ("gRPC", "grpc", lambda: grpc_client(s.grpc, token), False),
-                    ("MCP/HTTP", "mcp", lambda: mcp_client(s.mcp, token), True),
-                ]
-                for name, label, opener, is_async in surfaces:
-                    for n in clients:
-                        rows.append(
-                            drive(
-                                name,
-                                opener,
-                                n,
-                                requests,
-                                asks,
-                                is_async=is_async,
-                                server_time=server_time(s.metrics, label),
-                            )
-                        )
-                        _progress(rows[-1], out)
+            for count in workers:
+                with served(settings, tmp / f"serve-{count}.log", count) as s:
+                    rows += _surfaces(s, token, count, clients, requests, asks, mcp_sdk, out)
         finally:
             if drop is not None:
                 drop()
     return rows
 
 
+def _surfaces(
+    s: Served,
+    token: str,
+    workers: int,
+    clients: list[int],
+    requests: int | None,
+    asks: list[str],
+    mcp_sdk: bool,
+    out: Any,
+) -> list[Row]:
+    """Every surface of one running server at every concurrency."""
+    mcp: tuple[str, str, Callable[[], Any], bool] = (
+        ("MCP/HTTP", "mcp", lambda: mcp_client(s.mcp, token), True)
+        if mcp_sdk
+        else ("MCP/HTTP", "mcp", lambda: mcp_raw_client(s.mcp, token), False)
+    )
+    surfaces: list[tuple[str, str, Callable[[], Any], bool]] = [
+        ("REST", "rest", lambda: rest_client(s.base, token), False),
+        ("gRPC", "grpc", lambda: grpc_client(s.grpc, token), False),
+        mcp,
+    ]
+    rows = []
+    for name, label, opener, is_async in surfaces:
+        for n in clients:
+            rows.append(
+                drive(
+                    name,
+                    workers,
+                    opener,
+                    n,
+                    row_requests(requests, n),
+                    asks,
+                    is_async=is_async,
+                    # /metrics counts per worker: a scrape before and after could come from
+                    # different workers, so the server's own time is only read from one
+                    server_time=server_time(s.metrics, label) if workers == 1 else None,
+                )
+            )
+            _progress(rows[-1], out)
+    return rows
+
+
 def _progress(row: Row, out: Any) -> None:
-    print(f"  {row.surface} x{row.clients}: {row.ok}/{row.requests} ok", file=out, flush=True)
+    workers = "" if row.workers is None else f" (workers {row.workers})"
+    print(
+        f"  {row.surface}{workers} x{row.clients}: {row.ok}/{row.requests} ok, "
+        f"{row.ok / row.wall_s:,.1f} req/s",
+        file=out,
+        flush=True,
+    )
 
 
 def table(rows: list[Row]) -> str:
     """The result table, with each row's p50 beside the in-process p50 at the same concurrency."""
     local = {r.clients: r.p50_ms for r in rows if r.surface == "in-process"}
     header = (
-        "surface", "clients", "requests", "req/s", "p50 ms", "p95 ms", "server ms",
+        "surface", "workers", "clients", "requests", "req/s", "p50 ms", "p95 ms", "server ms",
         "p50 vs in-proc", "items/req", "errors",
     )  # fmt: skip
     lines = [header]
@@ -572,6 +676,7 @@ def table(rows: list[Row]) -> str:
         lines.append(
             (
                 r.surface,
+                "-" if r.workers is None else str(r.workers),
                 str(r.clients),
                 str(r.requests),
                 f"{r.ok / r.wall_s:,.1f}",
@@ -595,26 +700,79 @@ def table(rows: list[Row]) -> str:
     return "\n".join(rendered)
 
 
+SCALING_CLIENTS = 8
+MIN_SPEEDUP = 1.6
+MAX_P95_GROWTH = 3.0
+
+
+def scaling(rows: list[Row]) -> list[str]:
+    """The issue-11 checks on REST, as lines to print: throughput at 8 clients with the most
+    workers against one worker (target at least x1.6), and with the most workers, p95 at 8
+    clients against p95 at 1 client (target at most x3). Reported, never a failure: a shared
+    machine makes them noisy."""
+    rest = {(r.workers, r.clients): r for r in rows if r.surface == "REST" and r.ok}
+    most = max((w for w, _ in rest if w is not None), default=None)
+    lines = []
+    one, many = rest.get((1, SCALING_CLIENTS)), rest.get((most, SCALING_CLIENTS))
+    if one and many and most and most > 1:
+        speedup = (many.ok / many.wall_s) / (one.ok / one.wall_s)
+        verdict = "met" if speedup >= MIN_SPEEDUP else "NOT met"
+        lines.append(
+            f"REST x{SCALING_CLIENTS} clients: --workers {most} {many.ok / many.wall_s:,.1f} "
+            f"req/s vs --workers 1 {one.ok / one.wall_s:,.1f} req/s = x{speedup:.2f} "
+            f"(target >= x{MIN_SPEEDUP}: {verdict})"
+        )
+    single = rest.get((most, 1))
+    if many and single:
+        growth = many.p95_ms / single.p95_ms
+        verdict = "met" if growth <= MAX_P95_GROWTH else "NOT met"
+        lines.append(
+            f"REST --workers {most}: p95 x{SCALING_CLIENTS} clients {many.p95_ms:,.1f} ms vs "
+            f"x1 client {single.p95_ms:,.1f} ms = x{growth:.2f} "
+            f"(target <= x{MAX_P95_GROWTH}: {verdict})"
+        )
+    return lines
+
+
 def failures(rows: list[Row]) -> list[str]:
     """Why the run failed: rows with no successful request or no items at all."""
     found = []
     for r in rows:
+        name = r.surface if r.workers is None else f"{r.surface} (workers {r.workers})"
         if r.ok == 0:
-            found.append(f"{r.surface} x{r.clients}: every request failed ({r.first_error})")
+            found.append(f"{name} x{r.clients}: every request failed ({r.first_error})")
         elif r.items == 0:
-            found.append(f"{r.surface} x{r.clients}: no read returned an item")
+            found.append(f"{name} x{r.clients}: no read returned an item")
         elif r.errors:
-            print(f"warning: {r.surface} x{r.clients}: {r.errors} errors, first: {r.first_error}")
+            print(f"warning: {name} x{r.clients}: {r.errors} errors, first: {r.first_error}")
     return found
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--requests", type=int, default=None, help="measured requests per row (default 200)"
+    cores = default_workers()
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0].replace("\n", " "),
+        epilog="Example: python -m bench.bench_surface --clients 1 8 --workers 1 2",
     )
     parser.add_argument(
-        "--clients", type=int, nargs="+", default=[1, 8], help="concurrent clients (default 1 8)"
+        "--requests",
+        type=int,
+        default=None,
+        help="measured requests per row (default 200, and at least 8 per client)",
+    )
+    parser.add_argument(
+        "--clients",
+        type=int,
+        nargs="+",
+        default=[1, 8, 32],
+        help="concurrent clients (default 1 8 32)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=sorted({1, cores}),
+        help=f"ameide serve --workers counts to compare (default 1 {cores}: 1 and the cores)",
     )
     parser.add_argument(
         "--chunks",
@@ -628,12 +786,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--postgres", action="store_true", help="PostgreSQL at AMEIDE_BENCH_POSTGRES_URL"
     )
+    parser.add_argument(
+        "--mcp-sdk",
+        action="store_true",
+        help="drive MCP with the official SDK client (a session per client) instead of plain "
+        "JSON-RPC POSTs",
+    )
+    parser.add_argument("--no-in-process", action="store_true", help="skip the in-process rows")
     args = parser.parse_args(argv)
-    requests = args.requests or (24 if args.quick else 200)
+    requests = args.requests or (24 if args.quick else None)
     chunks = args.chunks if args.chunks is not None else (0 if args.quick else 3000)
-    rows = run(requests, args.clients, chunks, args.postgres)
+    rows = run(
+        requests,
+        args.clients,
+        chunks,
+        args.postgres,
+        args.workers,
+        mcp_sdk=args.mcp_sdk,
+        in_process_rows=not args.no_in_process,
+    )
     print()
     print(table(rows))
+    checks = scaling(rows)
+    if checks:
+        print()
+        print("\n".join(checks))
     problems = failures(rows)
     for problem in problems:
         print(f"FAILED: {problem}", file=sys.stderr)
