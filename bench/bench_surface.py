@@ -82,6 +82,9 @@ REPO = "bench/eng/platform"
 REFERENCE = "how do I run phase 0/1/2 tests?"
 MAX_ITEMS, MAX_CHARS = 8, 6000  # the service's default budget, sent explicitly everywhere
 WARMUP = 3  # requests per client before the clock starts
+# A server stopping waits for the semantic-embedding batch in progress (up to 120 s on a busy
+# machine, service.semantic_recall.STOP_TIMEOUT) before it exits.
+STOP_SECONDS = 150
 ADMIN = Caller("user:bench-admin", purpose="bench")
 CURATOR = Caller("user:bench-curator", purpose="bench")
 PUBLISHER = Caller("user:bench-publisher", purpose="bench")
@@ -503,7 +506,7 @@ def _stop(proc: subprocess.Popen[bytes], log: Path) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(timeout=30)
+            proc.wait(timeout=STOP_SECONDS)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
@@ -547,6 +550,9 @@ def server_time(metrics_url: str, surface: str) -> Callable[[], tuple[float, int
 
 
 # -- the run ---------------------------------------------------------------------------------
+SURFACES = ("rest", "grpc", "mcp")
+
+
 def row_requests(requests: int | None, clients: int) -> int:
     """Measured requests of a row: ``requests``, else 200 and at least 8 per client."""
     return requests if requests is not None else max(200, 8 * clients)
@@ -561,6 +567,7 @@ def run(
     *,
     mcp_sdk: bool = False,
     in_process_rows: bool = True,
+    surfaces: tuple[str, ...] = SURFACES,
     out: Any = sys.stdout,
 ) -> list[Row]:
     """Seed, measure every surface at every concurrency against each worker count, return the
@@ -604,7 +611,9 @@ def run(
                 app.close()
             for count in workers:
                 with served(settings, tmp / f"serve-{count}.log", count) as s:
-                    rows += _surfaces(s, token, count, clients, requests, asks, mcp_sdk, out)
+                    rows += _surfaces(
+                        s, token, count, clients, requests, asks, mcp_sdk, surfaces, out
+                    )
         finally:
             if drop is not None:
                 drop()
@@ -619,9 +628,10 @@ def _surfaces(
     requests: int | None,
     asks: list[str],
     mcp_sdk: bool,
+    only: tuple[str, ...],
     out: Any,
 ) -> list[Row]:
-    """Every surface of one running server at every concurrency."""
+    """The ``only`` surfaces of one running server at every concurrency."""
     mcp: tuple[str, str, Callable[[], Any], bool] = (
         ("MCP/HTTP", "mcp", lambda: mcp_client(s.mcp, token), True)
         if mcp_sdk
@@ -634,6 +644,8 @@ def _surfaces(
     ]
     rows = []
     for name, label, opener, is_async in surfaces:
+        if label not in only:
+            continue
         for n in clients:
             rows.append(
                 drive(
@@ -792,6 +804,13 @@ def main(argv: list[str] | None = None) -> int:
         help="drive MCP with the official SDK client (a session per client) instead of plain "
         "JSON-RPC POSTs",
     )
+    parser.add_argument(
+        "--surfaces",
+        nargs="+",
+        choices=SURFACES,
+        default=list(SURFACES),
+        help="the network surfaces to measure (default: rest grpc mcp)",
+    )
     parser.add_argument("--no-in-process", action="store_true", help="skip the in-process rows")
     args = parser.parse_args(argv)
     requests = args.requests or (24 if args.quick else None)
@@ -804,6 +823,7 @@ def main(argv: list[str] | None = None) -> int:
         args.workers,
         mcp_sdk=args.mcp_sdk,
         in_process_rows=not args.no_in_process,
+        surfaces=tuple(args.surfaces),
     )
     print()
     print(table(rows))

@@ -58,6 +58,8 @@ def test_the_smoke_passes_every_phase_on_an_initialised_home(repo: Repo) -> None
         *(f"phase2.{n}" for n in SCENARIO),
     ]
     assert {s["status"] for s in report["steps"]} == {"ok"}, report["steps"]
+    server = next(s for s in report["steps"] if s["name"] == "phase2.server")
+    assert "(2 worker processes)" in server["detail"]  # phase 2 runs `ameide serve --workers 2`
 
 
 def test_the_human_output_lists_each_step_and_a_verdict(cli: Cli) -> None:
