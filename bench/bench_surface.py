@@ -29,9 +29,13 @@ question "how do I run phase 0/1/2 tests?" first) with the same budget, from 1, 
 concurrent clients (threads), after a few warm-up requests per client. Latencies are what the client
 observes; req/s is measured requests over the wall time from the start signal to the last
 answer. "server ms" is the mean time the server itself recorded for the operation
-(``ameide_request_duration_seconds`` from ``/metrics``): the rest of the client latency is
-transport, (de)serialisation on both ends and queueing. Exits 1 when a row has no successful
-request or its reads return no items.
+(``ameide_request_duration_seconds`` from ``/metrics``; one worker only, as scrapes land on any
+worker): the rest of the client latency is transport, (de)serialisation on both ends and
+queueing. "cpu ms/req" is the CPU time (user + system, from ``/proc``) the server's processes
+spent per measured request, and "cores" that CPU time per wall second: on a machine shared with
+other work, "cores" shows how much CPU the servers could get, which bounds what more workers
+can add (several workers can use N cores only when the machine gives them N). Exits 1 when a
+row has no successful request or its reads return no items.
 """
 
 from __future__ import annotations
@@ -357,6 +361,8 @@ class Row:
     p50_ms: float
     p95_ms: float
     server_ms: float | None
+    cpu_ms: float | None  # CPU the server's processes spent per request
+    cores: float | None  # CPU seconds the server's processes spent per wall second
     first_error: str | None
 
 
@@ -370,6 +376,7 @@ def drive(
     *,
     is_async: bool = False,
     server_time: Callable[[], tuple[float, int]] | None = None,
+    server_cpu: Callable[[], float] | None = None,
 ) -> Row:
     """Run ``requests`` reads from ``clients`` concurrent clients; the row it measured."""
     tally = Tally(asks, requests)
@@ -377,6 +384,7 @@ def drive(
 
     def start() -> None:  # once every client has warmed up, just before they are let go
         marks["before"] = server_time() if server_time else None
+        marks["cpu"] = server_cpu() if server_cpu else None
         marks["started"] = time.perf_counter()
 
     go = threading.Barrier(clients + 1, action=start)
@@ -397,10 +405,13 @@ def drive(
         thread.join()
     before, started = marks["before"], marks["started"]
     after = server_time() if server_time else None
+    cpu_after = server_cpu() if server_cpu else None
     server_ms = None
     if before is not None and after is not None and after[1] > before[1]:
         server_ms = (after[0] - before[0]) / (after[1] - before[1]) * 1000
     ordered = sorted(tally.seconds)
+    wall = max(tally.last_done - started, 1e-9)
+    cpu = None if cpu_after is None or marks["cpu"] is None else cpu_after - marks["cpu"]
     return Row(
         surface,
         workers,
@@ -409,10 +420,12 @@ def drive(
         len(ordered),
         tally.errors,
         tally.items,
-        max(tally.last_done - started, 1e-9),
+        wall,
         statistics.median(ordered) * 1000 if ordered else float("nan"),
         _p95(ordered) * 1000 if ordered else float("nan"),
         server_ms,
+        cpu / len(ordered) * 1000 if cpu is not None and ordered else None,
+        cpu / wall if cpu is not None else None,
         tally.first_error,
     )
 
@@ -430,6 +443,12 @@ class Served:
     mcp: str
     grpc: str
     metrics: str
+    pid: int
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) of ``ameide serve`` and its worker processes so far
+        (Linux ``/proc``; a worker that was replaced takes its time with it)."""
+        return sum(_cpu_seconds(pid) for pid in [self.pid, *_children(self.pid)])
 
 
 def _ameide() -> list[str]:
@@ -458,9 +477,33 @@ def served(settings: Settings, log: Path, workers: int = 1) -> Iterator[Served]:
         endpoints = _announced(proc, log)
         base = endpoints["rest"].removesuffix("/v1")
         _wait_ready(proc, base, log)
-        yield Served(base, endpoints["mcp"], endpoints["grpc"], endpoints["metrics"])
+        yield Served(base, endpoints["mcp"], endpoints["grpc"], endpoints["metrics"], proc.pid)
     finally:
         _stop(proc, log)
+
+
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command name ([] when it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+
+
+def _children(pid: int) -> list[int]:
+    proc = Path("/proc")
+    return [
+        int(entry.name)
+        for entry in (proc.iterdir() if proc.is_dir() else [])
+        if entry.name.isdigit() and (_stat(int(entry.name))[1:2] or [""])[0] == str(pid)
+    ]
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = _stat(pid)
+    if len(fields) < 13:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _announced(proc: subprocess.Popen[bytes], log: Path) -> dict[str, str]:
@@ -659,6 +702,7 @@ def _surfaces(
                     # /metrics counts per worker: a scrape before and after could come from
                     # different workers, so the server's own time is only read from one
                     server_time=server_time(s.metrics, label) if workers == 1 else None,
+                    server_cpu=s.cpu_seconds if Path("/proc/self/stat").exists() else None,
                 )
             )
             _progress(rows[-1], out)
@@ -680,7 +724,7 @@ def table(rows: list[Row]) -> str:
     local = {r.clients: r.p50_ms for r in rows if r.surface == "in-process"}
     header = (
         "surface", "workers", "clients", "requests", "req/s", "p50 ms", "p95 ms", "server ms",
-        "p50 vs in-proc", "items/req", "errors",
+        "cpu ms/req", "cores", "p50 vs in-proc", "items/req", "errors",
     )  # fmt: skip
     lines = [header]
     for r in rows:
@@ -695,6 +739,8 @@ def table(rows: list[Row]) -> str:
                 f"{r.p50_ms:,.1f}",
                 f"{r.p95_ms:,.1f}",
                 "-" if r.server_ms is None else f"{r.server_ms:,.1f}",
+                "-" if r.cpu_ms is None else f"{r.cpu_ms:,.1f}",
+                "-" if r.cores is None else f"{r.cores:.2f}",
                 "-" if r.surface == "in-process" or not base else f"x{r.p50_ms / base:,.2f}",
                 f"{r.items / r.ok:.1f}" if r.ok else "-",
                 str(r.errors),
@@ -733,6 +779,11 @@ def scaling(rows: list[Row]) -> list[str]:
             f"REST x{SCALING_CLIENTS} clients: --workers {most} {many.ok / many.wall_s:,.1f} "
             f"req/s vs --workers 1 {one.ok / one.wall_s:,.1f} req/s = x{speedup:.2f} "
             f"(target >= x{MIN_SPEEDUP}: {verdict})"
+        )
+    if one and many and one.cores is not None and many.cores is not None:
+        lines.append(
+            f"  server CPU: --workers 1 used {one.cores:.2f} cores ({one.cpu_ms:,.1f} ms/req), "
+            f"--workers {most} used {many.cores:.2f} cores ({many.cpu_ms:,.1f} ms/req)"
         )
     single = rest.get((most, 1))
     if many and single:
