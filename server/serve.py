@@ -249,7 +249,7 @@ class AmeideServer:
             port=config.grpc_port,
             require_auth=config.require_auth,
             interceptors=[GrpcObserve(self.metrics)],
-            credentials=_grpc_credentials(config),
+            credentials=grpc_credentials(config),
             reuseport=grpc_reuseport,
             workers_ready=(lambda: _all_ready(workers)) if workers is not None else None,
         )
@@ -365,7 +365,7 @@ def _all_ready(workers: Callable[[], tuple[int, int]]) -> bool:
     return up >= total
 
 
-def _grpc_credentials(config: ServeConfig) -> grpc.ServerCredentials | None:
+def grpc_credentials(config: ServeConfig) -> grpc.ServerCredentials | None:
     """TLS credentials for gRPC from the same certificate and key files as HTTPS."""
     if not config.tls:
         return None

@@ -41,7 +41,7 @@ from typing import Any
 from domain.errors import InvalidArgument
 from edge.errors import Unavailable
 from mcp_adapter.settings import McpSettings
-from server.serve import Endpoints, ServeConfig, endpoints_of
+from server.serve import Endpoints, ServeConfig, endpoints_of, grpc_credentials
 from service.settings import Settings
 
 log = logging.getLogger("ameide.server")
@@ -91,6 +91,7 @@ class WorkerPool:
                 "--workers above 1 needs SO_REUSEPORT, which this platform lacks", field="workers"
             )
         config.check_exposure()
+        grpc_credentials(config)  # unreadable TLS files: one clear error here, not N workers'
         self.workers = workers
         self.mcp_path = McpSettings().path
         self._http = _listen(config.host, config.http_port)

@@ -250,3 +250,16 @@ def test_readyz_is_503_while_a_worker_is_not_ready(world: World) -> None:
     assert ready.status_code == 503
     assert ready.json()["status"] == "not_ready"
     assert ready.json()["workers"] == {"ready": 1, "total": 2}
+
+
+def test_the_supervisor_refuses_an_open_bind_without_authentication(tmp_path: Path) -> None:
+    instance = EmbeddedInstance.create(tmp_path)
+    instance.close()
+    run = subprocess.run(
+        [str(AMEIDE), "--home", str(instance.settings.home), "--as", ADMIN, "serve",
+         "--workers", "2", "--host", "0.0.0.0", "--no-auth"],
+        capture_output=True, text=True, timeout=120, check=False, cwd=ROOT, env=_env(),
+    )  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    assert "refusing to serve on 0.0.0.0 without authentication" in run.stderr
+    assert run.stderr.count("\n") == 1  # before any worker starts
