@@ -41,6 +41,24 @@ def classification_rank(classification: str) -> int:
         raise ValueError(f"unknown classification {classification!r}") from None
 
 
+MAX_QUERY_TERMS = 32
+"""Words of a query searched at most (both engines)."""
+QUESTION_WORDS = (
+    "what", "why", "which", "who", "whom", "whose", "where",
+    "does", "do", "did", "should", "would", "could",
+)  # fmt: skip
+"""Interrogatives and auxiliaries: how a question is asked, not what it asks about. Queries
+leave them out (the index keeps every word). Measured on the real-corpus dev set: nDCG@10
+0.670 → 0.685, what-is questions 0.737 → 0.804; "how" stays, as how-to pages are titled so."""
+STOP_WORDS = (
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "for", "from", "have", "if", "in",
+    "is", "it", "may", "not", "of", "on", "or", "tbd", "that", "the", "this", "to", "us", "we",
+    "when", "will", "with", "yet", "you", "your",
+)  # fmt: skip
+"""Words neither engine indexes: Whoosh's ``StemmingAnalyzer`` list (a test checks they agree),
+which the tantivy engine gives its analyser too."""
+
+
 Gap = tuple[int, int, float]
 """Positions ``low`` to ``high`` (inclusive) not applied yet, first seen at epoch seconds."""
 
