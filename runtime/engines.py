@@ -12,6 +12,7 @@ engines: each keeps its index from the same outbox.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from domain.errors import InvalidArgument
@@ -36,6 +37,12 @@ def index_engine(settings: Settings, config: Mapping[str, Any]) -> str:
     return str(name)
 
 
+def engine_directory(settings: Settings, engine: str) -> Path:
+    """Where ``engine`` keeps its files: Whoosh in the index directory, tantivy in its
+    ``tantivy/`` subdirectory (removing the index directory removes both)."""
+    return settings.index_dir / "tantivy" if engine == "tantivy" else settings.index_dir
+
+
 def keyword_index_opener(
     settings: Settings, config: Mapping[str, Any]
 ) -> Callable[[], KeywordIndex]:
@@ -46,13 +53,13 @@ def keyword_index_opener(
         def open_tantivy() -> KeywordIndex:
             from projection.tantivy import TantivyKeywordIndex
 
-            return TantivyKeywordIndex(settings.index_dir / "tantivy")
+            return TantivyKeywordIndex(engine_directory(settings, "tantivy"))
 
         return open_tantivy
 
     def open_whoosh() -> KeywordIndex:
         from projection.whoosh import WhooshKeywordIndex
 
-        return WhooshKeywordIndex(settings.index_dir)
+        return WhooshKeywordIndex(engine_directory(settings, "whoosh"))
 
     return open_whoosh

@@ -129,6 +129,8 @@ class TantivyKeywordIndex:
             new = state is None
             if state is None:
                 state = {"generation": 1, "position": None, "format": FORMAT, "gaps": []}
+            if "gaps" not in state:  # a watermark without its open gaps is not comparable
+                state = {**state, "position": None, "gaps": []}
             self._state: dict[str, Any] = state
             self._generation: int = state["generation"]
             self._outdated: bool = state.get("format") != FORMAT
