@@ -134,7 +134,6 @@ ENGINE_SENSITIVE = frozenset(
         "integration/test_history_trimming.py",
         "integration/test_selection_cache.py",
         "integration/test_search_statistics_isolation.py",
-        "integration/test_engines_agree.py",
         # index upkeep
         "integration/test_index_maintenance.py",
         "integration/test_index_concurrent_processes.py",

@@ -34,7 +34,7 @@ import shutil
 import threading
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,7 @@ _HIT_FIELDS = (
     *("chunk_id", "chunk_key", "heading_path", "start", "end", "element_id", "version_id"),
     *("repository_key", "source_kind", "type_key", "recorded_at", "retired_at", "superseded"),
 )
+_CHUNK_FIELDS = tuple(field.name for field in dataclass_fields(port.IndexedChunk))
 log = logging.getLogger("ameide.index")
 
 
@@ -502,7 +503,8 @@ def _add_version(
     chunks_side, versions_side = sides
     ordered = sorted(group, key=lambda chunk: chunk.start)
     for chunk in ordered:
-        stored = json.dumps(asdict(chunk), separators=(",", ":")).encode("utf-8")
+        whole = {name: getattr(chunk, name) for name in _CHUNK_FIELDS}
+        stored = json.dumps(whole, separators=(",", ":")).encode("utf-8")
         fields = {**indexed, "heading": chunk.heading_path, "text": chunk.text, STORED: stored}
         writers[0].add_document(tantivy.Document.from_dict(fields, chunks_side.schema))
     hit = {name: getattr(first, name) for name in _VERSION_HIT_FIELDS}
