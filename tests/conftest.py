@@ -132,7 +132,6 @@ ENGINE_SENSITIVE = frozenset(
         "integration/test_read_selectors.py",
         "integration/test_time_travel_as_of.py",
         "integration/test_history_trimming.py",
-        "integration/test_selection_cache.py",
         "integration/test_search_statistics_isolation.py",
         # index upkeep
         "integration/test_index_maintenance.py",
@@ -148,13 +147,17 @@ ENGINE_SENSITIVE = frozenset(
         "integration/ingest/test_ingest_backlog_git.py",
         # the surfaces and the smoke
         "e2e/test_surface_parity.py",
-        "e2e/test_smoke.py",
+        # the smoke's fault tests other than a deleted index do not touch the index (and take
+        # a minute each)
+        "e2e/test_smoke.py::test_the_smoke_passes_every_phase_on_an_initialised_home",
+        "e2e/test_smoke.py::test_a_fault_between_steps_fails_the_next_step_by_name[index-deleted]",
         "e2e/test_cli_index.py",
         "e2e/test_cli_read.py",
     }
 )
-"""Test files whose outcome depends on the keyword index engine (marked ``index_engine``):
-``make test`` runs them a second time with ``AMEIDE_INDEX_ENGINE=tantivy``."""
+"""Test files (or single tests: ``file::name``) whose outcome depends on the keyword index
+engine, marked ``index_engine``: ``make test`` runs them a second time with
+``AMEIDE_INDEX_ENGINE=tantivy``."""
 
 
 def keyword_index_dir(settings: Settings) -> Path:
@@ -165,7 +168,8 @@ def keyword_index_dir(settings: Settings) -> Path:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     root = Path(__file__).parent
     for item in items:
-        if item.path.relative_to(root).as_posix() in ENGINE_SENSITIVE:
+        path = item.path.relative_to(root).as_posix()
+        if path in ENGINE_SENSITIVE or f"{path}::{item.name}" in ENGINE_SENSITIVE:
             item.add_marker(pytest.mark.index_engine)
 
 
