@@ -27,15 +27,17 @@ heading, the whole body), so each keeps its own BM25 statistics.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import shutil
 import threading
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import tantivy
@@ -49,6 +51,8 @@ from projection.tantivy.schema import (
     STORED,
     analyzer,
     filter_queries,
+    key,
+    long_allowlists,
     micros,
     schema,
 )
@@ -310,7 +314,7 @@ class TantivyKeywordIndex:
         clauses += [(tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)) for q in included]
         clauses += [(tantivy.Occur.MustNot, q) for q in excluded]
         query = tantivy.Query.boolean_query(clauses)
-        return _top(side.searcher(), query, limit, per_version)
+        return _top(side.searcher(), query, limit, per_version, _long_allowlists(index_filter))
 
     # -- state --------------------------------------------------------------------------------
 
@@ -498,6 +502,8 @@ def _add_version(
         "effective_to": micros(first.effective_to),
         "recorded_at": micros(first.recorded_at),
         "title": first.title,
+        "version_key": key(first.version_id),
+        "element_key": key(first.element_id),
     }
     indexed = {name: value for name, value in indexed.items() if value is not None}
     chunks_side, versions_side = sides
@@ -525,16 +531,27 @@ def _stored(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> dict[str
 
 
 def _top(
-    searcher: tantivy.Searcher, query: tantivy.Query, limit: int, per_version: int | None
+    searcher: tantivy.Searcher,
+    query: tantivy.Query,
+    limit: int,
+    per_version: int | None,
+    allowlists: Mapping[str, frozenset[int]],
 ) -> list[tuple[dict[str, Any], float]]:
     """The top ``limit`` results, at most ``per_version`` per version, equal scores by id
     (document addresses depend on how segments were merged; ids make a rebuild answer alike).
-    A group of equal scores cut by the end of the fetched list, or a list thinned by
-    ``per_version`` below ``limit``, fetches a longer one."""
-    wanted = limit * (1 if per_version is None else 4) + 1
+
+    Long allowlists (``allowlists``: key field → admitted hashes) are checked on the hits,
+    whose key values are read in one call. A group of equal scores cut by the end of the
+    fetched list, or a list thinned below ``limit`` (by ``per_version`` or an allowlist),
+    fetches a longer one: the answer is the exact top list either way."""
+    wanted = limit * (1 if per_version is None and not allowlists else 4) + 1
     while True:
         best = searcher.search(query, limit=wanted, count=False).hits
         complete = len(best) < wanted
+        last = best[-1][0] if best else None
+        for field, admitted in allowlists.items():
+            keys = searcher.fast_field_values(field, [address for _, address in best])
+            best = [hit for hit, value in zip(best, keys, strict=True) if value in admitted]
         found: list[tuple[dict[str, Any], float]] = []
         taken: dict[str, int] = {}
         start = 0
@@ -543,7 +560,7 @@ def _top(
             end = start + 1
             while end < len(best) and best[end][0] == score:
                 end += 1
-            if end == len(best) and not complete:
+            if score == last and not complete:
                 break  # the group may go on past the list
             hits = [_stored(searcher, address) for _, address in best[start:end]]
             hits.sort(key=lambda hit: hit.get("chunk_id", hit["version_id"]))
@@ -556,6 +573,13 @@ def _top(
         if complete:
             return found
         wanted *= 4
+
+
+@functools.lru_cache(maxsize=32)
+def _long_allowlists(index_filter: port.IndexFilter) -> Mapping[str, frozenset[int]]:
+    """:func:`~projection.tantivy.schema.long_allowlists`, kept for the filters of the last
+    reads (hashing thousands of ids is the costly part; reads repeat selections)."""
+    return MappingProxyType(long_allowlists(index_filter))
 
 
 def _take(taken: dict[str, int], key: str, most: int) -> bool:

@@ -661,3 +661,29 @@ def test_the_tantivy_analyser_splits_ascii_text_into_the_words_whoosh_does(text:
 
     whoosh_words = stemmer(schema()["text"].analyzer)(text)
     assert len(analyzer().analyze(text)) == len(whoosh_words)
+
+
+def test_a_long_allowlist_fills_the_limit_from_its_versions_even_when_others_rank_higher(
+    index: AnyIndex,
+) -> None:
+    """Allowlists of hundreds of versions (a published selection) are checked on the hits by
+    the tantivy engine, fetching more until the limit is filled: the same exact answer."""
+    index.replace_versions(
+        chunk
+        for n in range(40)
+        for chunk in doc(f"other{n}", "# Rollback\nrollback rollback rollback\n")
+    )
+    index.replace_versions(
+        chunk for n in range(5) for chunk in doc(f"p{n}", f"# Notes {n}\nthe rollback notes\n")
+    )
+    allowed = frozenset({f"p{n}" for n in range(5)} | {f"absent{n}" for n in range(400)})
+    index_filter = IndexFilter({PLATFORM: 1}, version_ids=allowed)
+    assert sorted(versions_of(index.search("rollback", index_filter, limit=5))) == [
+        f"p{n}" for n in range(5)
+    ]
+    assert len(index.search("rollback", index_filter, limit=3, per_version=1)) == 3
+    assert sorted(versions_of(index.search_versions("rollback", index_filter, limit=10))) == [
+        f"p{n}" for n in range(5)
+    ]
+    by_element = IndexFilter({PLATFORM: 1}, element_ids=frozenset({"el-p1", *map(str, range(300))}))
+    assert versions_of(index.search("rollback", by_element)) == ["p1"]
