@@ -509,8 +509,8 @@ def _add_version(
     chunks_side, versions_side = sides
     ordered = sorted(group, key=lambda chunk: chunk.start)
     for chunk in ordered:
-        whole = {name: getattr(chunk, name) for name in _CHUNK_FIELDS}
-        stored = json.dumps(whole, separators=(",", ":")).encode("utf-8")
+        whole = [getattr(chunk, name) for name in _CHUNK_FIELDS]  # by position: smaller
+        stored = json.dumps(whole, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         fields = {**indexed, "heading": chunk.heading_path, "text": chunk.text, STORED: stored}
         writers[0].add_document(tantivy.Document.from_dict(fields, chunks_side.schema))
     hit = {name: getattr(first, name) for name in _VERSION_HIT_FIELDS}
@@ -518,7 +518,7 @@ def _add_version(
         **indexed,
         "heading": list(dict.fromkeys(chunk.heading_path for chunk in ordered)),
         "text": [chunk.text for chunk in ordered],
-        STORED: json.dumps(hit, separators=(",", ":")).encode("utf-8"),
+        STORED: json.dumps(hit, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
     }
     writers[1].add_document(tantivy.Document.from_dict(fields, versions_side.schema))
 
@@ -526,7 +526,10 @@ def _add_version(
 def _stored(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> dict[str, Any]:
     value = searcher.doc(address).get_first(STORED)
     assert isinstance(value, bytes)  # every document is written with it
-    result: dict[str, Any] = json.loads(value)
+    found = json.loads(value)
+    if isinstance(found, list):  # a chunk: its fields by position
+        return dict(zip(_CHUNK_FIELDS, found, strict=True))
+    result: dict[str, Any] = found
     return result
 
 

@@ -9,7 +9,7 @@ words stem differently (``generously`` → ``generous`` / ``gener``). Only word 
 indexed (no positions: nothing searches phrases). Times are indexed as microseconds.
 
 The chunk side stores each chunk whole (every :class:`~projection.keyword_index.IndexedChunk`
-field, as JSON): a search answers from it, and erasure rewrites the index from it (tantivy-py
+field, as a JSON list in field order): a search answers from it, and erasure rewrites the index from it (tantivy-py
 cannot merge chosen segments, and only a merge drops a deleted document's words).
 """
 
@@ -21,7 +21,7 @@ import tantivy
 
 from projection import keyword_index as port
 
-FORMAT = 2
+FORMAT = 3
 """What the index files hold; bump it when the schema, the analyser or the stored values change."""
 ANALYZER = "ameide_en"
 TEXT_FIELDS = ("title", "heading", "text")
