@@ -9,8 +9,9 @@ words stem differently (``generously`` → ``generous`` / ``gener``). Only word 
 indexed (no positions: nothing searches phrases). Times are indexed as microseconds.
 
 The chunk side stores each chunk whole (every :class:`~projection.keyword_index.IndexedChunk`
-field, as a JSON list in field order): a search answers from it, and erasure rewrites the index from it (tantivy-py
-cannot merge chosen segments, and only a merge drops a deleted document's words).
+field, as a JSON list in field order): a search answers from it, and erasure rewrites the index
+from it (tantivy-py cannot merge chosen segments, and only a merge drops a deleted document's
+words).
 """
 
 from __future__ import annotations
