@@ -552,11 +552,15 @@ def _top(
         best = searcher.search(query, limit=wanted, count=False).hits
         complete = len(best) < wanted
         last = best[-1][0] if best else None
+        addresses = [address for _, address in best]
         for field, admitted in allowlists.items():
-            keys = searcher.fast_field_values(field, [address for _, address in best])
+            keys = searcher.fast_field_values(field, addresses)
             best = [hit for hit, value in zip(best, keys, strict=True) if value in admitted]
+            addresses = [address for _, address in best]
+        # the version of every hit from a fast field: only the hits taken are read whole
+        versions = searcher.fast_field_values("version_key", addresses) if per_version else []
         found: list[tuple[dict[str, Any], float]] = []
-        taken: dict[str, int] = {}
+        taken: dict[Any, int] = {}
         start = 0
         while start < len(best):
             score = best[start][0]
@@ -565,11 +569,16 @@ def _top(
                 end += 1
             if score == last and not complete:
                 break  # the group may go on past the list
-            hits = [_stored(searcher, address) for _, address in best[start:end]]
-            hits.sort(key=lambda hit: hit.get("chunk_id", hit["version_id"]))
-            for hit in hits:
-                if per_version is None or _take(taken, hit["version_id"], per_version):
-                    found.append((hit, float(score)))
+            if end - start == 1:  # one hit: no order to settle
+                if per_version is None or _take(taken, versions[start], per_version):
+                    found.append((_stored(searcher, best[start][1]), float(score)))
+            else:
+                hits = [_stored(searcher, address) for _, address in best[start:end]]
+                hits.sort(key=lambda hit: hit.get("chunk_id", hit["version_id"]))
+                for hit in hits:
+                    version = key(hit["version_id"])
+                    if per_version is None or _take(taken, version, per_version):
+                        found.append((hit, float(score)))
             if len(found) >= limit:
                 return found[:limit]
             start = end
@@ -585,6 +594,6 @@ def _long_allowlists(index_filter: port.IndexFilter) -> Mapping[str, frozenset[i
     return MappingProxyType(long_allowlists(index_filter))
 
 
-def _take(taken: dict[str, int], key: str, most: int) -> bool:
-    taken[key] = taken.get(key, 0) + 1
-    return taken[key] <= most
+def _take(taken: dict[Any, int], version: Any, most: int) -> bool:
+    taken[version] = taken.get(version, 0) + 1
+    return taken[version] <= most
