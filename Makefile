@@ -73,9 +73,16 @@ contracts: dev
 	$(BIN)/lint-imports
 
 # pytest exits 5 when it collected no test: that must fail, never pass silently. Test files run
-# in parallel, one worker per core (pytest-xdist); a file's tests stay together, in order.
+# in parallel, one worker per core (pytest-xdist); a file's tests stay together, in order. Then
+# the files whose outcome depends on the keyword index engine (marked index_engine in
+# tests/conftest.py) run again on the other engine, tantivy.
+PYTEST := $(BIN)/pytest -p no:cacheprovider -n auto --dist loadfile
 pytest: dev inspector browser
-	@$(BIN)/pytest -p no:cacheprovider -n auto --dist loadfile; rc=$$?; \
+	@$(PYTEST); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest ran no test: failing" >&2; exit 1; fi; \
+	if [ $$rc -ne 0 ]; then exit $$rc; fi; \
+	echo "--- again on the tantivy keyword index engine: the index_engine files"; \
+	AMEIDE_INDEX_ENGINE=tantivy $(PYTEST) -m index_engine; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest ran no test: failing" >&2; exit 1; fi; exit $$rc
 
 test: lint typecheck contracts pytest

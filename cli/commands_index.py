@@ -60,8 +60,9 @@ def index_embed(ctx: typer.Context, json_: JsonFlag = False) -> None:
 
 def _show_status(st: dict[str, Any]) -> None:
     state = "consistent" if st["consistent"] else "NOT consistent (run `ameide index rebuild`)"
+    engine = f" ({st['engine']})" if st.get("engine") else ""
     output.line(
-        f"index {state}: {st['indexed_versions']} of {st['expected_versions']} versions, "
+        f"index{engine} {state}: {st['indexed_versions']} of {st['expected_versions']} versions, "
         f"{st['indexed_chunks']} chunks; {st['pending_before']} pending before this call, "
         f"{st['applied']} applied now, {st['pending']} pending"
     )
@@ -85,6 +86,7 @@ def _show_embed(st: dict[str, Any]) -> None:
 
 def _show_rebuild(st: dict[str, Any]) -> None:
     output.line(
-        f"rebuilt the index: {st['versions']} versions, {st['chunks']} chunks; "
+        f"rebuilt the {st.get('engine') or 'keyword'} index: {st['versions']} versions, "
+        f"{st['chunks']} chunks; "
         f"{'consistent' if st['consistent'] else 'NOT consistent'}"
     )

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from domain.errors import InvalidArgument
 from ingest.git_source import GitBacklogSource
 from projection.keyword_index import KeywordIndex
-from projection.whoosh import WhooshKeywordIndex
 from runtime.compose import compose
+from runtime.engines import keyword_index_opener
 from service.app import MemoryService
 from service.background import BackgroundUpkeep
 from service.clock import Clock
@@ -89,9 +89,7 @@ def build_app(settings: Settings, *, migrate: bool = False, background: bool = T
     def plain_uow(readonly: bool = False) -> SqlAlchemyUnitOfWork:
         return SqlAlchemyUnitOfWork(engine, readonly=readonly)
 
-    def open_index() -> KeywordIndex:
-        return WhooshKeywordIndex(settings.index_dir)
-
+    open_index = keyword_index_opener(settings, _config_file(settings))  # runtime/engines.py
     indexer: IndexMaintainer[KeywordIndex] = IndexMaintainer(plain_uow, open_index)
     semantic = _semantic_recall(settings, plain_uow)
 

@@ -52,8 +52,9 @@ class IndexAdmin:
         applied = indexer.catch_up(wait=True) if catch_up else 0
         after = indexer.status() if applied or not before["consistent"] else before
         semantic = self.semantic.status() if self.semantic is not None else None
-        return {**after, "pending_before": before["pending"], "applied": applied,
-                "semantic": semantic}  # fmt: skip
+        engine = getattr(indexer.index, "engine", None)  # the configured engine's name
+        return {**after, "engine": engine, "pending_before": before["pending"],
+                "applied": applied, "semantic": semantic}  # fmt: skip
 
     def embedding_build(self, caller: Caller, progress: Any = None) -> dict[str, Any]:
         """Embed every version not embedded yet, now, in the foreground (the background upkeep
@@ -73,7 +74,7 @@ class IndexAdmin:
         self._require_global_admin(caller)
         indexer = self._indexer()
         result = indexer.rebuild(progress)
-        return {**result, **indexer.status()}
+        return {**result, **indexer.status(), "engine": getattr(indexer.index, "engine", None)}
 
     def health(self) -> dict[str, Any]:
         """Caller-free readiness: the database answers and the index is on disk and can catch up

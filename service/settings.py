@@ -25,6 +25,11 @@ class Settings(BaseSettings):
         validation_alias="AMEIDE_INDEX_DIR",
         description="keyword index directory; default under home, one per database",
     )
+    index_engine: str | None = Field(
+        default=None,
+        description="keyword index engine: whoosh or tantivy (default: config.json's index.engine, "
+        "else whoosh)",
+    )
 
     semantic: Literal["auto", "on", "off"] = Field(
         default="auto",

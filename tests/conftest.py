@@ -17,6 +17,7 @@ import sqlalchemy as sa
 os.environ.setdefault("AMEIDE_SEMANTIC", "off")
 
 from runtime import App, build_app
+from runtime.engines import engine_directory
 from service.authz import Caller
 from service.settings import Settings
 
@@ -115,6 +116,61 @@ def any_app(request: pytest.FixtureRequest) -> App:
 
 
 ADMIN = Caller("user:admin", purpose="test setup")
+
+INDEX_ENGINE = os.environ.get("AMEIDE_INDEX_ENGINE") or "whoosh"
+"""The keyword index engine of this run: every ``build_app`` and every process a test starts
+reads ``AMEIDE_INDEX_ENGINE`` (unset: the default engine)."""
+ENGINE_SENSITIVE = frozenset(
+    {
+        # the read side
+        "integration/projection/test_keyword_index_engines.py",
+        "integration/test_read_context.py",
+        "integration/test_read_citations_and_replay.py",
+        "integration/test_read_eval.py",
+        "integration/test_read_other_reads.py",
+        "integration/test_read_permission_trimming.py",
+        "integration/test_read_selectors.py",
+        "integration/test_time_travel_as_of.py",
+        "integration/test_history_trimming.py",
+        "integration/test_search_statistics_isolation.py",
+        # index upkeep
+        "integration/test_index_maintenance.py",
+        "integration/test_index_concurrent_processes.py",
+        "integration/test_erasure.py",
+        "integration/test_erasure_reach.py",
+        # ingest
+        "integration/test_ingest_backlog.py",
+        "integration/test_ingest_lifecycle.py",
+        "integration/test_ingest_mass_retire.py",
+        "integration/test_ingest_reclassification.py",
+        "integration/test_ingest_text_pipeline.py",
+        "integration/ingest/test_ingest_backlog_git.py",
+        # the surfaces and the smoke
+        "e2e/test_surface_parity.py",
+        # the smoke's fault tests other than a deleted index do not touch the index (and take
+        # a minute each)
+        "e2e/test_smoke.py::test_the_smoke_passes_every_phase_on_an_initialised_home",
+        "e2e/test_smoke.py::test_a_fault_between_steps_fails_the_next_step_by_name[index-deleted]",
+        "e2e/test_cli_index.py",
+        "e2e/test_cli_read.py",
+    }
+)
+"""Test files (or single tests: ``file::name``) whose outcome depends on the keyword index
+engine, marked ``index_engine``: ``make test`` runs them a second time with
+``AMEIDE_INDEX_ENGINE=tantivy``."""
+
+
+def keyword_index_dir(settings: Settings) -> Path:
+    """Where this run's engine keeps its index files (its ``state.json``, its generations)."""
+    return engine_directory(settings, INDEX_ENGINE)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    root = Path(__file__).parent
+    for item in items:
+        path = item.path.relative_to(root).as_posix()
+        if path in ENGINE_SENSITIVE or f"{path}::{item.name}" in ENGINE_SENSITIVE:
+            item.add_marker(pytest.mark.index_engine)
 
 
 @dataclass

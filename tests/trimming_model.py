@@ -38,7 +38,7 @@ from typing import Any
 from domain.errors import AmeideError
 from runtime import App
 from service.authz import Caller
-from tests.conftest import ADMIN
+from tests.conftest import ADMIN, INDEX_ENGINE
 from tests.read_world import add_evidence, request
 
 LEVELS = ("public", "internal", "confidential", "restricted")
@@ -305,7 +305,9 @@ def run_case(c: Corpus, case: Case) -> list[str]:
         return problems
     if not may_read:
         problems.append("read_context answered a caller who may read nothing in scope")
-    if case.stats_probe:
+    if case.stats_probe and INDEX_ENGINE != "tantivy":
+        # (tantivy's BM25 statistics cover the whole index: a known, documented difference,
+        # test_search_statistics_isolation.py expects it to fail there)
         # a document the caller can never read, holding every query word, in another tenant
         words = " ".join(q.replace("title:", "") for q in QUERIES)
         # Whoosh names new segments with the global ``random``, which Hypothesis seeds the same

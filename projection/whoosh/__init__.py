@@ -10,7 +10,8 @@ imports Whoosh (so a Whoosh upgrade touches this package only).
 - :mod:`~projection.whoosh.scoring` — BM25 from posting blocks, field lengths, the top-N cut.
 """
 
-from projection.whoosh.index import MAX_QUERY_TERMS, WhooshKeywordIndex
+from projection.keyword_index import MAX_QUERY_TERMS
+from projection.whoosh.index import WhooshKeywordIndex
 from projection.whoosh.schema import FORMAT
 
 __all__ = ["FORMAT", "MAX_QUERY_TERMS", "WhooshKeywordIndex"]

@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 from whoosh.searching import Searcher
 
 from projection import keyword_index as port
-from projection.whoosh.generations import (
+from projection.generations import (
     Held,
     WriteLock,
     collect,
@@ -43,19 +43,12 @@ from projection.whoosh.generations import (
     generations,
     hold,
 )
+from projection.keyword_index import MAX_QUERY_TERMS, QUESTION_WORDS
 from projection.whoosh.schema import FORMAT, schema_is_current, stemmer
 from projection.whoosh.scoring import CHUNK_FIELD_WEIGHTS, VERSION_FIELD_WEIGHTS, top
 from projection.whoosh.segments import Replaced, Side
 from projection.whoosh.writing import add_version, fill, purge_deleted, writing
 
-MAX_QUERY_TERMS = 32
-QUESTION_WORDS = (
-    "what", "why", "which", "who", "whom", "whose", "where",
-    "does", "do", "did", "should", "would", "could",
-)  # fmt: skip
-"""Interrogatives and auxiliaries: how a question is asked, not what it asks about. Queries
-leave them out (the index keeps every word). Measured on the real-corpus dev set: nDCG@10
-0.670 → 0.685, what-is questions 0.737 → 0.804; "how" stays, as how-to pages are titled so."""
 _STATE = "state.json"
 _T = TypeVar("_T")
 log = logging.getLogger("ameide.index")
@@ -71,6 +64,8 @@ class WhooshKeywordIndex:
     follows the new generation on its next use; the old one stays on disk until the last
     process holding it has switched (see :mod:`projection.whoosh.generations`).
     """
+
+    engine = "whoosh"
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self._directory = Path(directory)

@@ -400,10 +400,12 @@ def scenario(d: ServiceDriver, world: World, source: str, run: Run, n: Names, c:
     assert t["promote_2"][:2] == ("BL1", "BL2")
     now = d.read_context(w.agent, w.repo, query="phase 2 tests")
     t["read_after_promote"] = context_of(n, now)
-    assert now["items"][0]["version_id"] == v3
+    # the SOP as published now is v3 (which of the SOP and the runbook ranks first is up to
+    # the engine's BM25 statistics: tantivy puts the runbook 0.04 ahead)
+    assert [i["version_id"] for i in now["items"] if i["element_id"] == sop] == [v3]
     then = d.read_context(w.agent, w.repo, query=QUESTION, as_of=step_3)
     t["read_as_of_step_3"] = context_of(n, then)
-    assert then["items"][0]["version_id"] == v1
+    assert [i["version_id"] for i in then["items"] if i["element_id"] == sop] == [v1]
     assert then["selector_used"]["baseline_id"] == bl1["baseline_id"]
     # Ids that name nothing readable are dropped, never told apart (malformed or missing).
     by_ids = d.read_context(w.agent, w.repo, element_ids=["not-an-id", "el_" + "0" * 24, sop])

@@ -8,11 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from projection.generations import generations
 from projection.keyword_index import IndexFilter
-from projection.whoosh.generations import generations
 from runtime import build_app
 from service.settings import Settings
-from tests.conftest import make_world
+from tests.conftest import keyword_index_dir, make_world
 
 WORKER = Path(__file__).with_name("index_process_worker.py")
 SECONDS = 10.0
@@ -60,6 +60,7 @@ def test_rebuilds_beside_writing_and_reading_processes_never_fail_a_call(tmp_pat
     for version_id, word in written:
         assert [h.version_id for h in index.search(word, everything)] == [version_id], word
     world.svc.index_rebuild(world.admin)  # every other process is gone: nothing holds the old
-    state = json.loads((home / "index" / "state.json").read_text())
-    assert generations(home / "index") == [state["generation"]]
+    directory = keyword_index_dir(Settings(home=home))
+    state = json.loads((directory / "state.json").read_text())
+    assert generations(directory) == [state["generation"]]
     world.app.close()

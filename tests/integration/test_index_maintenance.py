@@ -19,7 +19,7 @@ from runtime import App, build_app
 from service import index_ops
 from service.settings import Settings
 from storage import schema as t
-from tests.conftest import World, make_world
+from tests.conftest import World, keyword_index_dir, make_world
 from tests.read_world import request
 
 QUERIES = ["phase tests", "rollback canary", "unique zebra word", "runbook steps", "retired"]
@@ -155,9 +155,10 @@ def test_an_index_of_an_older_format_is_rebuilt_from_the_database_on_first_use(t
     _populate(world)
     before = _answers(world)
     app.close()
-    state_file = Settings(home=tmp_path / "home").index_dir / "state.json"
+    state_file = keyword_index_dir(Settings(home=tmp_path / "home")) / "state.json"
     state = json.loads(state_file.read_text())
-    state_file.write_text(json.dumps({**state, "format": 1}))  # as an older release wrote it
+    older = {**state, "format": state["format"] - 1}  # as an older release wrote it
+    state_file.write_text(json.dumps(older))
 
     world.app = build_app(Settings(home=tmp_path / "home"))
     try:
@@ -460,7 +461,7 @@ def test_a_watermark_saved_by_an_older_release_is_not_trusted(tmp_path: Path):
     _populate(world)
     before = _answers(world)
     world.app.close()
-    state_file = Settings(home=home).index_dir / "state.json"
+    state_file = keyword_index_dir(Settings(home=home)) / "state.json"
     state = json.loads(state_file.read_text())
     del state["gaps"]
     state_file.write_text(json.dumps({**state, "position": 10**6}))
@@ -481,13 +482,13 @@ def test_a_watermark_saved_by_an_older_release_is_not_trusted(tmp_path: Path):
 def test_while_another_process_holds_the_index_commits_and_status_do_not_wait(
     fresh_world: World,
 ):
-    from projection.whoosh.generations import WriteLock
+    from projection.generations import WriteLock
 
     w = fresh_world
     indexer = w.app.indexer
     assert indexer is not None
     indexer.catch_up(wait=True)
-    other = WriteLock(w.app.settings.index_dir)  # as another process's rebuild would hold it
+    other = WriteLock(keyword_index_dir(w.app.settings))  # as another process rebuilding
     with other.locked():
         w.canonical("Later", "# Later\n\nlater zebra words\n")  # its catch-up leaves the work
         status = w.svc.index_status(w.admin, catch_up=False)

@@ -1,9 +1,12 @@
-"""WhooshKeywordIndex on a real index directory."""
+"""The keyword index engines on a real index directory: the engine ``AMEIDE_INDEX_ENGINE``
+names (Whoosh when unset; CI runs this file again with ``tantivy``). Tests of one engine's
+internals skip on the other."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import threading
 from collections.abc import Iterator, Sequence
@@ -14,9 +17,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from projection import tantivy as tantivy_engine
+from projection import whoosh as whoosh_engine
 from projection.keyword_index import Hit, IndexedChunk, IndexFilter, VersionHit, indexed_chunks
-from projection.whoosh import FORMAT, WhooshKeywordIndex, scoring, writing
+from projection.tantivy import TantivyKeywordIndex
+from projection.whoosh import WhooshKeywordIndex, scoring, writing
 from projection.whoosh.schema import schema, stemmer
+
+ENGINE = os.environ.get("AMEIDE_INDEX_ENGINE") or "whoosh"
+Index = TantivyKeywordIndex if ENGINE == "tantivy" else WhooshKeywordIndex
+AnyIndex = WhooshKeywordIndex | TantivyKeywordIndex
+FORMAT = (tantivy_engine if ENGINE == "tantivy" else whoosh_engine).FORMAT
+pytestmark = pytest.mark.index_engine
+whoosh_only = pytest.mark.skipif(ENGINE != "whoosh", reason="the Whoosh engine's internals")
 
 PLATFORM = "acme/eng/platform"
 SECRETS = "acme/eng/secrets"
@@ -44,14 +57,14 @@ def versions_of(hits: Sequence[Hit | VersionHit]) -> list[str]:
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> Iterator[WhooshKeywordIndex]:
-    keyword_index = WhooshKeywordIndex(tmp_path / "index")
+def index(tmp_path: Path) -> Iterator[AnyIndex]:
+    keyword_index = Index(tmp_path / "index")
     yield keyword_index
     keyword_index.close()
 
 
 def test_a_search_finds_the_matching_section_with_its_citation_span(
-    index: WhooshKeywordIndex,
+    index: AnyIndex,
 ) -> None:
     body = "# Testing SOP\nIntro.\n## Phases\nRun phase 0/1/2 tests with make.\n## Owners\nTeam.\n"
     index.replace_versions(doc("v1", body, title="Testing SOP"))
@@ -61,13 +74,13 @@ def test_a_search_finds_the_matching_section_with_its_citation_span(
     assert best.heading_path == "Testing SOP > Phases"
 
 
-def test_stemming_matches_other_forms_of_a_word(index: WhooshKeywordIndex) -> None:
+def test_stemming_matches_other_forms_of_a_word(index: AnyIndex) -> None:
     index.replace_versions(doc("v1", "# Guide\nThe runner retries failed deployments.\n"))
     assert versions_of(index.search("running deployment retry", INTERNAL)) == ["v1"]
 
 
 def test_content_above_the_clearance_or_in_unreadable_repositories_is_never_returned(
-    index: WhooshKeywordIndex,
+    index: AnyIndex,
 ) -> None:
     index.replace_versions(
         [
@@ -85,7 +98,7 @@ def test_content_above_the_clearance_or_in_unreadable_repositories_is_never_retu
 
 
 def test_the_limit_is_filled_from_permitted_content_even_when_forbidden_content_ranks_higher(
-    index: WhooshKeywordIndex,
+    index: AnyIndex,
 ) -> None:
     forbidden = [
         doc(f"r{n}", "# Rollback\nrollback rollback rollback\n", classification_rank=3)
@@ -101,7 +114,7 @@ def test_the_limit_is_filled_from_permitted_content_even_when_forbidden_content_
     assert sorted(versions_of(wholes)) == [f"p{n}" for n in range(5)]
 
 
-def test_selection_filters_narrow_the_search(index: WhooshKeywordIndex) -> None:
+def test_selection_filters_narrow_the_search(index: AnyIndex) -> None:
     index.replace_versions(
         [
             *doc("old", "# Cache\ncache ttl\n", recorded_at=100.0, superseded=True),
@@ -155,7 +168,7 @@ def test_selection_filters_narrow_the_search(index: WhooshKeywordIndex) -> None:
     ],
 )
 def test_query_syntax_in_user_text_is_treated_as_plain_words(
-    index: WhooshKeywordIndex, query_text: str
+    index: AnyIndex, query_text: str
 ) -> None:
     index.replace_versions(
         [
@@ -169,7 +182,7 @@ def test_query_syntax_in_user_text_is_treated_as_plain_words(
     assert "unrelated" not in found
 
 
-def test_text_without_searchable_words_finds_nothing(index: WhooshKeywordIndex) -> None:
+def test_text_without_searchable_words_finds_nothing(index: AnyIndex) -> None:
     index.replace_versions(doc("v1", "# A\nthe words\n"))
     for query_text in ("", "   ", "*", "the and of", "()", "?"):
         assert index.search(query_text, INTERNAL) == []
@@ -177,7 +190,7 @@ def test_text_without_searchable_words_finds_nothing(index: WhooshKeywordIndex) 
 
 
 def test_best_chunk_per_version_returns_one_chunk_of_each_version_and_fills_the_limit(
-    index: WhooshKeywordIndex,
+    index: AnyIndex,
 ) -> None:
     sections = "".join(f"## Part {n}\nbackup restore backup\n" for n in range(6))
     index.replace_versions(
@@ -189,7 +202,7 @@ def test_best_chunk_per_version_returns_one_chunk_of_each_version_and_fills_the_
     assert len(index.search("backup restore", INTERNAL, limit=10, per_version=2)) == 8
 
 
-def test_the_whole_version_search_ranks_versions_once_each(index: WhooshKeywordIndex) -> None:
+def test_the_whole_version_search_ranks_versions_once_each(index: AnyIndex) -> None:
     index.replace_versions(
         [
             *doc("both", "# Alpha\nalpha notes\n## Beta\nbeta notes\n", title="Greek"),
@@ -202,7 +215,7 @@ def test_the_whole_version_search_ranks_versions_once_each(index: WhooshKeywordI
     assert index.version_count() == 2
 
 
-def test_replacing_a_version_replaces_all_of_its_chunks(index: WhooshKeywordIndex) -> None:
+def test_replacing_a_version_replaces_all_of_its_chunks(index: AnyIndex) -> None:
     index.replace_versions(doc("v1", "# A\nobsolete wording\n## B\nmore obsolete\n"))
     index.replace_versions(doc("v1", "# A\nfresh wording\n", retired_at=5.0))
     assert index.search("obsolete", INTERNAL) == []
@@ -214,7 +227,7 @@ def test_replacing_a_version_replaces_all_of_its_chunks(index: WhooshKeywordInde
 
 
 def test_erasing_a_version_removes_it_and_its_words_from_the_index_files(
-    index: WhooshKeywordIndex, tmp_path: Path
+    index: AnyIndex, tmp_path: Path
 ) -> None:
     index.replace_versions(doc("keep", "# Keep\nordinary words here\n"))
     index.replace_versions(doc("erase", "# Erase\nzanzibarquux personal data\n"))
@@ -231,14 +244,14 @@ def test_erasing_a_version_removes_it_and_its_words_from_the_index_files(
 
 
 def test_the_watermark_is_kept_across_reopening(tmp_path: Path) -> None:
-    first = WhooshKeywordIndex(tmp_path / "index")
+    first = Index(tmp_path / "index")
     assert first.last_applied_position() is None
     first.replace_versions(doc("v1", "# A\nalpha\n"), position=41)
     first.replace_versions(doc("v2", "# B\nbeta\n"))  # no position: the watermark stays
     first.replace_versions([], position=42)  # nothing to index still moves the watermark
     first.close()
 
-    reopened = WhooshKeywordIndex(tmp_path / "index")
+    reopened = Index(tmp_path / "index")
     assert reopened.last_applied_position() == 42
     assert reopened.doc_count() == 2
     reopened.clear(position=None)
@@ -254,10 +267,10 @@ def test_a_rebuild_answers_exactly_like_incremental_maintenance(
         doc(f"v{n}", f"# Topic {n % 7}\nalpha beta {'gamma ' * (n % 5)}\n## Delta\ndelta {n}\n")
         for n in range(60)
     ]
-    incremental = WhooshKeywordIndex(tmp_path / "incremental")
+    incremental = Index(tmp_path / "incremental")
     for start in range(0, 60, 7):
         incremental.replace_versions([c for group in documents[start : start + 7] for c in group])
-    rebuilt = WhooshKeywordIndex(tmp_path / "rebuilt")
+    rebuilt = Index(tmp_path / "rebuilt")
     rebuilt.rebuild((chunk for group in documents for chunk in group), position=3)
 
     for query_text in ("alpha gamma", "topic 3 delta", "gamma gamma beta", "delta 17"):
@@ -273,7 +286,7 @@ def test_a_rebuild_answers_exactly_like_incremental_maintenance(
 
 
 def test_searches_see_each_commit_and_survive_concurrent_writers(
-    index: WhooshKeywordIndex,
+    index: AnyIndex,
 ) -> None:
     errors: list[BaseException] = []
 
@@ -294,13 +307,14 @@ def test_searches_see_each_commit_and_survive_concurrent_writers(
     assert len(index.search("shared", INTERNAL, limit=50)) == 15
 
 
-def test_a_non_positive_limit_is_refused(index: WhooshKeywordIndex) -> None:
+def test_a_non_positive_limit_is_refused(index: AnyIndex) -> None:
     with pytest.raises(ValueError, match="positive"):
         index.search("x", INTERNAL, limit=0)
     with pytest.raises(ValueError, match="positive"):
         index.search("x", INTERNAL, per_version=0)
 
 
+@whoosh_only
 @settings(deadline=None)  # timing varies on a shared machine; no speed claim here
 @given(st.text(max_size=200))
 def test_the_one_pass_stemmer_indexes_the_same_words_as_the_stemming_analyzer(text: str) -> None:
@@ -309,7 +323,7 @@ def test_the_one_pass_stemmer_indexes_the_same_words_as_the_stemming_analyzer(te
 
 
 def test_a_failed_rebuild_leaves_the_previous_index_in_place(tmp_path: Path) -> None:
-    index = WhooshKeywordIndex(tmp_path / "index")
+    index = Index(tmp_path / "index")
     index.replace_versions(doc("v1", "# Old\nolder content\n"), position=5)
 
     def failing() -> Iterator[IndexedChunk]:
@@ -326,13 +340,13 @@ def test_a_failed_rebuild_leaves_the_previous_index_in_place(tmp_path: Path) -> 
 
 
 def test_a_rebuilt_index_is_the_one_found_after_reopening(tmp_path: Path) -> None:
-    index = WhooshKeywordIndex(tmp_path / "index")
+    index = Index(tmp_path / "index")
     index.replace_versions(doc("v1", "# Old\nolder content\n"))
     index.rebuild(doc("v2", "# New\nnewer content\n"), position=8)
     index.close()
     (tmp_path / "index" / "generation-99").mkdir()  # debris of a crashed rebuild
 
-    reopened = WhooshKeywordIndex(tmp_path / "index")
+    reopened = Index(tmp_path / "index")
     assert versions_of(reopened.search("content", INTERNAL)) == ["v2"]
     assert reopened.last_applied_position() == 8
     assert [p.name for p in (tmp_path / "index").glob("generation-*")] == ["generation-2"]
@@ -340,7 +354,7 @@ def test_a_rebuilt_index_is_the_one_found_after_reopening(tmp_path: Path) -> Non
 
 
 def test_searches_running_during_rebuilds_see_the_old_or_the_new_index(
-    index: WhooshKeywordIndex,
+    index: AnyIndex,
 ) -> None:
     index.replace_versions(doc("old", "# Shared\nshared words\n"))
     stop = threading.Event()
@@ -369,7 +383,7 @@ def test_searches_running_during_rebuilds_see_the_old_or_the_new_index(
 
 
 def test_common_words_rank_documents_with_rarer_words_first_and_still_fill_the_limit(
-    index: WhooshKeywordIndex,
+    index: AnyIndex,
 ) -> None:
     everywhere = [doc(f"c{n}", f"# Note {n}\ndeploy notes number {n}\n") for n in range(40)]
     special = doc("special", "# Special\ndeploy the flamingo service\n")
@@ -380,13 +394,14 @@ def test_common_words_rank_documents_with_rarer_words_first_and_still_fill_the_l
     assert len(index.search("deploy", INTERNAL, limit=50)) == 41
 
 
-def test_searching_an_empty_index_finds_nothing(index: WhooshKeywordIndex) -> None:
+def test_searching_an_empty_index_finds_nothing(index: AnyIndex) -> None:
     assert index.search("deploy the service", INTERNAL) == []
     assert index.search_versions("deploy the service", INTERNAL) == []
 
 
+@whoosh_only
 def test_scores_are_bm25_over_the_weighted_title_heading_and_text(
-    index: WhooshKeywordIndex,
+    index: AnyIndex,
 ) -> None:
     """The chunk score, worked out by hand for a two-chunk index (k1 1.2, b 0.75)."""
     index.replace_versions(doc("v1", "# Deploy\ndeploy deploy now\n", title="Guide"))
@@ -404,8 +419,9 @@ def test_scores_are_bm25_over_the_weighted_title_heading_and_text(
     assert hit.score == pytest.approx(expected)
 
 
+@whoosh_only
 def test_the_fallback_posting_and_length_readers_score_like_the_fast_ones(
-    index: WhooshKeywordIndex, monkeypatch: pytest.MonkeyPatch
+    index: AnyIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Enough documents for several posting blocks; the fallbacks serve other Whoosh codecs."""
     index.replace_versions(
@@ -417,13 +433,13 @@ def test_the_fallback_posting_and_length_readers_score_like_the_fast_ones(
 
     monkeypatch.setattr(scoring, "_BLOCK_MATCHER", type(None))
     monkeypatch.setattr(scoring, "_COLUMN_READER", type(None))
-    reopened = WhooshKeywordIndex(index._directory)  # fresh caches
+    reopened = Index(index._directory)  # fresh caches
     assert reopened.search("shared word part", INTERNAL, limit=40, per_version=1) == fast
     reopened.close()
 
 
 def test_an_index_of_an_older_format_is_set_aside_empty_until_rebuilt(tmp_path: Path) -> None:
-    index = WhooshKeywordIndex(tmp_path / "index")
+    index = Index(tmp_path / "index")
     index.replace_versions(doc("v1", "# Old\nolder content\n"), position=5)
     assert not index.needs_rebuild()
     index.close()
@@ -431,7 +447,7 @@ def test_an_index_of_an_older_format_is_set_aside_empty_until_rebuilt(tmp_path: 
     state = json.loads(state_file.read_text())
     state_file.write_text(json.dumps({**state, "format": FORMAT - 1}))
 
-    reopened = WhooshKeywordIndex(tmp_path / "index")
+    reopened = Index(tmp_path / "index")
     assert reopened.needs_rebuild()
     assert (reopened.doc_count(), reopened.last_applied_position()) == (0, None)
     assert reopened.search("content", INTERNAL) == []
@@ -439,12 +455,13 @@ def test_an_index_of_an_older_format_is_set_aside_empty_until_rebuilt(tmp_path: 
     assert not reopened.needs_rebuild()
     assert versions_of(reopened.search("content", INTERNAL)) == ["v1"]
     reopened.close()
-    again = WhooshKeywordIndex(tmp_path / "index")
+    again = Index(tmp_path / "index")
     assert (again.needs_rebuild(), again.last_applied_position()) == (False, 9)
     assert len(list((tmp_path / "index").glob("generation-*"))) == 1
     again.close()
 
 
+@whoosh_only
 @settings(deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
 def test_the_one_pass_stemmer_agrees_with_the_analyzer_on_ascii_text(text: str) -> None:
@@ -455,7 +472,7 @@ def test_the_one_pass_stemmer_agrees_with_the_analyzer_on_ascii_text(text: str) 
 def test_an_index_reports_whether_its_files_are_on_disk_and_a_rebuild_restores_them(
     tmp_path: Path,
 ) -> None:
-    index = WhooshKeywordIndex(tmp_path / "index")
+    index = Index(tmp_path / "index")
     assert index.is_intact()  # a new index writes its state file at once
     index.replace_versions(doc("v1", "# Kept\nkept content\n"), position=4)
     found = index.search("content", INTERNAL)
@@ -466,15 +483,15 @@ def test_an_index_reports_whether_its_files_are_on_disk_and_a_rebuild_restores_t
     assert index.is_intact()
     assert index.search("content", INTERNAL) == found
     index.close()
-    reopened = WhooshKeywordIndex(tmp_path / "index")
+    reopened = Index(tmp_path / "index")
     assert (reopened.is_intact(), reopened.last_applied_position()) == (True, 4)
     reopened.close()
 
 
 def test_an_index_follows_a_generation_another_process_published(tmp_path: Path) -> None:
-    index = WhooshKeywordIndex(tmp_path / "index")
+    index = Index(tmp_path / "index")
     index.replace_versions(doc("v0", "# Old\nold content\n"), position=1)
-    other = WhooshKeywordIndex(tmp_path / "index")  # e.g. `ameide index rebuild` beside a server
+    other = Index(tmp_path / "index")  # e.g. `ameide index rebuild` beside a server
     other.rebuild(doc("v1", "# Other\nother content\n"), position=2)
     assert other.is_intact()
     assert _generations(tmp_path) == [1, 2]  # the first one is still held by `index`
@@ -493,8 +510,8 @@ def test_a_generation_is_removed_only_when_no_holder_is_left(tmp_path: Path) -> 
     from projection.whoosh import generations as g
 
     directory = tmp_path / "index"
-    readers = [WhooshKeywordIndex(directory) for _ in range(2)]
-    builder = WhooshKeywordIndex(directory)
+    readers = [Index(directory) for _ in range(2)]
+    builder = Index(directory)
     for n in range(3):
         builder.rebuild(doc(f"v{n}", f"# Doc\nround{n} words\n"), position=n + 1)
     assert _generations(tmp_path) == [1, 4]  # 2 and 3 nobody held; 1 the readers still do
@@ -533,7 +550,7 @@ def test_hold_refuses_a_removed_generation_and_the_write_lock_excludes_others(
 
 
 def test_a_rebuild_never_reuses_a_leftover_generation_number(tmp_path: Path) -> None:
-    index = WhooshKeywordIndex(tmp_path / "index")
+    index = Index(tmp_path / "index")
     leftover = tmp_path / "index" / "generation-7"  # e.g. a rebuild that crashed mid-way
     leftover.mkdir()
     index.rebuild(doc("v1", "# A\nwords\n"), position=1)
@@ -546,9 +563,9 @@ def test_searches_in_two_objects_never_fail_while_one_rebuilds_and_the_other_wri
     tmp_path: Path,
 ) -> None:
     """Like a server (threads searching) beside a CLI command writing and rebuilding."""
-    server = WhooshKeywordIndex(tmp_path / "index")
+    server = Index(tmp_path / "index")
     server.replace_versions(doc("v0", "# Base\nbase words\n"), position=1)
-    cli = WhooshKeywordIndex(tmp_path / "index")
+    cli = Index(tmp_path / "index")
     failures: list[BaseException] = []
     found: list[int] = []
     stop = threading.Event()
@@ -578,7 +595,7 @@ def test_searches_in_two_objects_never_fail_while_one_rebuilds_and_the_other_wri
     assert [h.version_id for h in server.search("extra7", INTERNAL)] == ["w7"]
     server.close()
     cli.close()
-    WhooshKeywordIndex(tmp_path / "index").close()  # opening collects what nobody holds
+    Index(tmp_path / "index").close()  # opening collects what nobody holds
     assert len(_generations(tmp_path)) == 1
 
 
@@ -588,7 +605,7 @@ def _generations(tmp_path: Path) -> list[int]:
     return generations(tmp_path / "index")
 
 
-def test_question_words_do_not_match_headings(index: WhooshKeywordIndex) -> None:
+def test_question_words_do_not_match_headings(index: AnyIndex) -> None:
     """ "Why" and "should" say how a question is asked: a page whose heading is "Why this
     matters" must not outrank the page about the asked topic because of them."""
     index.replace_versions(doc("v1", "# Why this matters\nwhy should we care\n", title="Intro"))
@@ -599,8 +616,9 @@ def test_question_words_do_not_match_headings(index: WhooshKeywordIndex) -> None
     assert [h.version_id for h in only] == ["v1"]
 
 
+@whoosh_only
 def test_decoded_postings_are_kept_and_answer_exactly_like_a_fresh_decode(
-    index: WhooshKeywordIndex, monkeypatch: pytest.MonkeyPatch
+    index: AnyIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from projection.whoosh import segments
 
@@ -624,3 +642,48 @@ def test_decoded_postings_are_kept_and_answer_exactly_like_a_fresh_decode(
     # a new commit adds a segment; the kept postings of the old ones still count correctly
     index.replace_versions(doc("late", "# Late\nbackup backup backup restore\n"))
     assert "late" in versions_of(index.search("backup restore", INTERNAL, limit=40))
+
+
+def test_both_engines_leave_out_the_same_stop_words() -> None:
+    from whoosh.analysis import STOP_WORDS
+
+    from projection.keyword_index import STOP_WORDS as PORT_STOP_WORDS
+
+    assert set(PORT_STOP_WORDS) == set(STOP_WORDS)
+
+
+@settings(deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
+def test_the_tantivy_analyser_splits_ascii_text_into_the_words_whoosh_does(text: str) -> None:
+    """Same words, same stop words, same minimum length; only the stemmers differ (Porter2
+    here, Porter there), so the counts agree word for word."""
+    from projection.tantivy.schema import analyzer
+
+    whoosh_words = stemmer(schema()["text"].analyzer)(text)
+    assert len(analyzer().analyze(text)) == len(whoosh_words)
+
+
+def test_a_long_allowlist_fills_the_limit_from_its_versions_even_when_others_rank_higher(
+    index: AnyIndex,
+) -> None:
+    """Allowlists of hundreds of versions (a published selection) are checked on the hits by
+    the tantivy engine, fetching more until the limit is filled: the same exact answer."""
+    index.replace_versions(
+        chunk
+        for n in range(40)
+        for chunk in doc(f"other{n}", "# Rollback\nrollback rollback rollback\n")
+    )
+    index.replace_versions(
+        chunk for n in range(5) for chunk in doc(f"p{n}", f"# Notes {n}\nthe rollback notes\n")
+    )
+    allowed = frozenset({f"p{n}" for n in range(5)} | {f"absent{n}" for n in range(400)})
+    index_filter = IndexFilter({PLATFORM: 1}, version_ids=allowed)
+    assert sorted(versions_of(index.search("rollback", index_filter, limit=5))) == [
+        f"p{n}" for n in range(5)
+    ]
+    assert len(index.search("rollback", index_filter, limit=3, per_version=1)) == 3
+    assert sorted(versions_of(index.search_versions("rollback", index_filter, limit=10))) == [
+        f"p{n}" for n in range(5)
+    ]
+    by_element = IndexFilter({PLATFORM: 1}, element_ids=frozenset({"el-p1", *map(str, range(300))}))
+    assert versions_of(index.search("rollback", by_element)) == ["p1"]

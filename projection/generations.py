@@ -1,0 +1,172 @@
+"""Sharing an index directory's generations between processes (both keyword index engines):
+a write lock, reader locks, clean-up.
+
+- ``write.lock`` (an exclusive ``flock``) serialises every change to the directory — writes,
+  watermark updates, rebuilds and the removal of old generations — across processes; a thread
+  lock (:class:`WriteLock`) does the same within one. ``queue.lock`` makes callers that would
+  not wait give way to one waiting (a rebuild is not starved by catch-ups after commits).
+- ``generation-<n>/readers.lock``: every process holding generation ``n`` open holds a shared
+  ``flock`` on it (:func:`hold`) until it closes that generation. A rebuild publishes a new
+  generation by replacing ``state.json``; each process follows on its next use and releases the
+  old one. :func:`collect` removes a generation only when it gets the exclusive lock without
+  waiting, i.e. when no process holds it any more; one still held is left for a later
+  collection (every rebuild, every process's switch to a newer generation, every opening).
+
+Locks are released by the kernel when a process dies, so a crashed reader never pins a
+generation. POSIX only (``fcntl``), like Whoosh's own file locks.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import re
+import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+READERS = "readers.lock"
+WRITE_LOCK = "write.lock"
+QUEUE_LOCK = "queue.lock"
+_GENERATION = re.compile(r"generation-(\d+)")
+log = logging.getLogger("ameide.index")
+
+
+def generation_path(directory: Path, generation: int) -> Path:
+    """The directory of generation ``generation``."""
+    return directory / f"generation-{generation}"
+
+
+def generations(directory: Path) -> list[int]:
+    """The numbers of the generation directories present, ascending."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    return sorted(int(m.group(1)) for name in names if (m := _GENERATION.fullmatch(name)))
+
+
+class Held:
+    """A shared lock on one generation's ``readers.lock``: the generation stays on disk while
+    held. :meth:`release` is idempotent."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # closing the descriptor releases the flock
+
+
+def hold(path: Path) -> Held | None:
+    """A shared lock keeping generation directory ``path`` on disk, or ``None`` when it is gone
+    (removed by another process's :func:`collect`: re-read ``state.json`` and retry)."""
+    lock_path = path / READERS
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)  # waits only for a collect() removing it right now
+        # a collect() may have removed the directory between the open and the lock
+        if os.stat(lock_path).st_ino != os.fstat(fd).st_ino:
+            os.close(fd)
+            return None
+    except OSError:
+        os.close(fd)
+        return None
+    return Held(fd)
+
+
+def collect(directory: Path, keep: int) -> list[int]:
+    """Remove every generation but ``keep`` that no process holds (call holding the write
+    lock, so no rebuild is filling one); returns the numbers removed."""
+    removed = []
+    for number in generations(directory):
+        if number == keep:
+            continue
+        path = generation_path(directory, number)
+        try:
+            fd = os.open(path / READERS, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                log.debug("generation %d is still in use: removed later", number)
+                continue
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(number)
+        finally:
+            os.close(fd)
+    return removed
+
+
+class WriteLock:
+    """The directory's write lock: a re-entrant thread lock plus an exclusive ``flock`` on
+    ``write.lock`` held while any thread of this process is inside."""
+
+    def __init__(self, directory: Path) -> None:
+        self._directory = directory
+        self._threads = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+
+    @contextmanager
+    def locked(self, *, blocking: bool = True) -> Iterator[bool]:
+        """Hold the lock; without ``blocking`` yields ``False`` (holding nothing) when another
+        thread or process has it."""
+        if not self._threads.acquire(blocking=blocking):
+            yield False
+            return
+        try:
+            if self._depth == 0:
+                fd = self._acquire(blocking)
+                if fd is None:
+                    yield False
+                    return
+                self._fd = fd
+            self._depth += 1
+            try:
+                yield True
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and self._fd is not None:
+                    fd, self._fd = self._fd, None
+                    os.close(fd)
+        finally:
+            self._threads.release()
+
+    def _acquire(self, blocking: bool) -> int | None:
+        """Lock ``write.lock``, the descriptor holding it (``None``: busy, without ``blocking``).
+
+        A waiting caller holds ``queue.lock`` meanwhile, and a caller that does not wait backs
+        off while anyone waits: otherwise a stream of short catch-ups after commits, each taking
+        the free lock at once, could keep a rebuild waiting indefinitely.
+        """
+        self._directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        queue = os.open(self._directory / QUEUE_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = os.open(self._directory / WRITE_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            if blocking:
+                fcntl.flock(queue, fcntl.LOCK_EX)  # in line behind other waiters only
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            else:
+                # nobody waiting (held only for this instant: shared holds overlapping one
+                # another would keep a waiter out of the queue as surely as out of the lock)
+                fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        finally:
+            os.close(queue)
+        return fd

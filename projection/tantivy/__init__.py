@@ -1,0 +1,13 @@
+"""The :class:`~projection.keyword_index.KeywordIndex` port on tantivy (the Rust search library,
+through its official Python bindings): the only package that imports ``tantivy``.
+
+- :mod:`~projection.tantivy.index` — :class:`TantivyKeywordIndex`: the directory, its
+  ``state.json`` and generations (shared with the Whoosh engine: :mod:`projection.generations`),
+  writing, searching with the filter inside the query, the top-N cut;
+- :mod:`~projection.tantivy.schema` — the schema, the analyser, an ``IndexFilter`` as queries.
+"""
+
+from projection.tantivy.index import ENGINE, TantivyKeywordIndex
+from projection.tantivy.schema import FORMAT
+
+__all__ = ["ENGINE", "FORMAT", "TantivyKeywordIndex"]

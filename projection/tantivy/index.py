@@ -1,0 +1,599 @@
+"""``TantivyKeywordIndex``: the port's methods over a directory's state and two tantivy indexes.
+
+The directory is laid out like the Whoosh engine's (and shares its locking,
+:mod:`projection.generations`): ``state.json`` (current generation, watermark with its open
+gaps, :data:`~projection.tantivy.schema.FORMAT`) and ``generation-<n>/`` with two tantivy
+indexes — ``chunks`` (one document per chunk) and ``versions`` (one per version: title, every
+heading, the whole body), so each keeps its own BM25 statistics.
+
+- Query text is analysed like the indexed text into words (never parsed: ``title:x``, ``AND``
+  or ``*`` are words); every word counts (an OR of per-field term queries, boosted like the
+  Whoosh engine's fields). The :class:`~projection.keyword_index.IndexFilter` is part of the
+  query (a zero-scoring ``Must`` plus ``MustNot`` clauses), so ``limit`` fills from permitted
+  documents only and the top list is exact.
+- **BM25 statistics** are tantivy's: document count, document frequency and average field
+  length over the *whole* index (every repository, classification and version), with
+  ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))`` and field lengths quantised to one byte. The
+  Whoosh engine computes them over the documents the caller may read and asked to search, so a
+  score never moves with content the caller cannot see; here it can (a caller comparing scores
+  could tell that unreadable documents hold a word, not which). Rankings agree closely (the
+  golden-set test compares the two engines' top 10).
+- Processes share a directory: every change holds the write lock (one tantivy writer at a
+  time) and first follows ``state.json``; a search reloads its reader when ``meta.json`` (one
+  ``stat``) changed, i.e. when any process committed.
+- An index of another format is set aside (:meth:`~TantivyKeywordIndex.needs_rebuild`); a
+  directory deleted underneath the process is noticed by :meth:`~TantivyKeywordIndex.is_intact`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import shutil
+import threading
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import fields as dataclass_fields
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import tantivy
+
+from projection import keyword_index as port
+from projection.generations import Held, WriteLock, collect, generation_path, generations, hold
+from projection.keyword_index import MAX_QUERY_TERMS, QUESTION_WORDS
+from projection.tantivy.schema import (
+    ANALYZER,
+    FORMAT,
+    STORED,
+    analyzer,
+    filter_queries,
+    key,
+    long_allowlists,
+    micros,
+    schema,
+)
+
+ENGINE = "tantivy"
+# Field weights: the Whoosh engine's (projection.whoosh.scoring, measured there).
+CHUNK_FIELD_WEIGHTS = (("title", 1.0), ("heading", 0.5), ("text", 1.0))
+VERSION_FIELD_WEIGHTS = (("title", 1.0), ("heading", 0.5), ("text", 1.0))
+_STATE = "state.json"
+_WRITE_HEAP = 64_000_000  # bytes per incremental writer (tantivy's floor is 15 MB a thread)
+_REBUILD_HEAP = 256_000_000  # bytes per rebuild writer, split between its threads
+_REBUILD_THREADS = 2
+_VERSION_HIT_FIELDS = (
+    *("element_id", "version_id", "repository_key", "title", "source_kind", "type_key"),
+    *("recorded_at", "retired_at", "superseded"),
+)
+_HIT_FIELDS = (
+    *("chunk_id", "chunk_key", "heading_path", "start", "end", "element_id", "version_id"),
+    *("repository_key", "source_kind", "type_key", "recorded_at", "retired_at", "superseded"),
+)
+_CHUNK_FIELDS = tuple(field.name for field in dataclass_fields(port.IndexedChunk))
+log = logging.getLogger("ameide.index")
+
+
+class _Side:
+    """One tantivy index of a generation, with a reader reloaded when ``meta.json`` changes."""
+
+    def __init__(self, directory: Path, name: str) -> None:
+        self.path = directory / name
+        self.path.mkdir(exist_ok=True)
+        self.ix = tantivy.Index(schema(), str(self.path), reuse=True)
+        self.ix.register_tokenizer(ANALYZER, analyzer())
+        self.ix.config_reader("Manual", 0)
+        self.schema = self.ix.schema
+        self._seen: tuple[int, int, int] | None = self._meta_key()
+        self._lock = threading.Lock()
+
+    def _meta_key(self) -> tuple[int, int, int] | None:
+        try:
+            stat = os.stat(self.path / "meta.json")
+        except OSError:
+            return None
+        return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+
+    def searcher(self) -> tantivy.Searcher:
+        """The current searcher, reloaded first if any process committed since."""
+        key = self._meta_key()
+        if key is not None and key != self._seen:
+            with self._lock:
+                self.ix.reload()
+                self._seen = key
+        return self.ix.searcher()
+
+    def reloaded(self) -> None:
+        """Follow this process's commit at once."""
+        with self._lock:
+            self.ix.reload()
+            self._seen = self._meta_key()
+
+    def writer(self, *, heap: int = _WRITE_HEAP, threads: int = 1) -> tantivy.IndexWriter:
+        return self.ix.writer(heap_size=heap, num_threads=threads)
+
+
+class TantivyKeywordIndex:
+    """A :class:`~projection.keyword_index.KeywordIndex` on tantivy, kept in ``directory``."""
+
+    engine = ENGINE
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self._directory = Path(directory)
+        self._directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._lock = WriteLock(self._directory)
+        self._swap = threading.Lock()
+        self._state_key: tuple[int, int, int] | None = None
+        self._analyzer = analyzer()
+        self._question_words = frozenset(self._analyzer.analyze(" ".join(QUESTION_WORDS)))
+        with self._lock.locked():
+            state = self._read_state()
+            new = state is None
+            if state is None:
+                state = {"generation": 1, "position": None, "format": FORMAT, "gaps": []}
+            if "gaps" not in state:  # a watermark without its open gaps is not comparable
+                state = {**state, "position": None, "gaps": []}
+            self._state: dict[str, Any] = state
+            self._generation: int = state["generation"]
+            self._outdated: bool = state.get("format") != FORMAT
+            if not self._outdated:
+                try:
+                    self._sides, self._held = self._open_generation(self._generation)
+                except ValueError as exc:  # e.g. files of another schema
+                    log.warning("the tantivy index could not be opened (%s): rebuilding", exc)
+                    self._outdated = True
+            if self._outdated:  # files of another format: start empty, to be rebuilt
+                self._generation = max([self._generation, *generations(self._directory)]) + 1
+                self._state = {"generation": self._generation, "position": None, "gaps": []}
+                self._sides, self._held = self._open_generation(self._generation)
+            if self._outdated or new:  # a new index has a state file too, for is_intact()
+                self._save_state(position=None, always=True)
+            collect(self._directory, self._generation)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    @contextmanager
+    def exclusive(self, *, blocking: bool = True) -> Iterator[bool]:
+        """Hold the directory's write lock (across threads and processes), following the
+        current generation first. Without ``blocking`` yields ``False`` at once when another
+        thread or process has it. Re-entrant."""
+        with self._lock.locked(blocking=blocking) as mine:
+            if mine:
+                self._follow()
+            yield mine
+
+    def replace_versions(
+        self,
+        chunks: Iterable[port.IndexedChunk],
+        *,
+        version_ids: Collection[str] = (),
+        position: int | None = None,
+    ) -> None:
+        """Replace everything indexed for ``version_ids`` and for the versions of ``chunks``."""
+        grouped = port.chunks_by_version(chunks)
+        with self.exclusive():
+            if version_ids or grouped:
+                self._write(set(version_ids) | grouped.keys(), grouped.values())
+            self._save_state(position=position)
+
+    def delete_versions(self, version_ids: Collection[str], *, position: int | None = None) -> None:
+        """Erase versions, words included: the index is rewritten from its stored chunks
+        without them (a deleted tantivy document keeps its words until a merge, which
+        tantivy-py cannot ask for), as a new generation like a rebuild."""
+        with self.exclusive():
+            if version_ids:
+                erased = set(version_ids)
+                kept = [c for c in self._stored_chunks() if c.version_id not in erased]
+                kept_at = self.last_applied_position() if position is None else position
+                self.rebuild(kept, position=kept_at, gaps=self.open_gaps())
+            self._save_state(position=position)
+
+    def rebuild(
+        self,
+        chunks: Iterable[port.IndexedChunk],
+        *,
+        position: int | None = None,
+        gaps: Sequence[port.Gap] = (),
+    ) -> None:
+        """Replace the whole index with ``chunks`` (each version's chunks contiguous) in a new
+        generation published at once; the watermark becomes ``position`` with ``gaps``. Also
+        restores a directory deleted underneath the process (see :meth:`is_intact`)."""
+        with self.exclusive():
+            self._directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            collect(self._directory, self._state["generation"])
+            on_disk = [self._generation, self._state["generation"], *generations(self._directory)]
+            generation = max(on_disk) + 1
+            path = generation_path(self._directory, generation)
+            path.mkdir()
+            held = hold(path)
+            assert held is not None  # only a collect() removes it, under the write lock
+            try:
+                sides = (_Side(path, "chunks"), _Side(path, "versions"))
+                writers = [
+                    side.writer(heap=_REBUILD_HEAP, threads=_REBUILD_THREADS) for side in sides
+                ]
+                for group in port.contiguous_versions(chunks):
+                    _add_version(sides, writers, group)
+                _commit(sides, writers)
+            except BaseException:
+                held.release()
+                shutil.rmtree(path, ignore_errors=True)
+                raise
+            with self._swap:
+                self._save_state(position=position, generation=generation, always=True, gaps=gaps)
+                self._install(sides, held, generation)
+            self._outdated = False
+            collect(self._directory, generation)
+
+    def advance(self, position: int, gaps: Sequence[port.Gap] = ()) -> None:
+        """Durably set the watermark to ``position`` and the open gaps to ``gaps``."""
+        with self.exclusive():
+            self._save_state(position=position, always=True, gaps=gaps)
+
+    def clear(self, *, position: int | None = None) -> None:
+        """Remove every document and set the watermark to ``position``."""
+        self.rebuild((), position=position)
+
+    def _write(self, deletions: set[str], groups: Iterable[list[port.IndexedChunk]]) -> None:
+        sides = self._sides
+        writers = [side.writer() for side in sides]
+        try:
+            for version_id in sorted(deletions):
+                for writer in writers:
+                    writer.delete_documents_by_term("version_id", version_id)
+            for group in groups:
+                _add_version(sides, writers, group)
+        except BaseException:
+            for writer in writers:
+                writer.rollback()
+                writer.wait_merging_threads()
+            raise
+        _commit(sides, writers)
+
+    # -- searching ----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query_text: str,
+        index_filter: port.IndexFilter,
+        limit: int = 10,
+        *,
+        per_version: int | None = None,
+    ) -> list[port.Hit]:
+        """Best permitted chunks for ``query_text``, at most ``per_version`` of each version."""
+        found = self._search(0, CHUNK_FIELD_WEIGHTS, query_text, index_filter, limit, per_version)
+        return [
+            port.Hit(**{name: stored[name] for name in _HIT_FIELDS}, score=score)
+            for stored, score in found
+        ]
+
+    def search_versions(
+        self, query_text: str, index_filter: port.IndexFilter, limit: int = 10
+    ) -> list[port.VersionHit]:
+        """Best permitted whole versions for ``query_text``."""
+        found = self._search(1, VERSION_FIELD_WEIGHTS, query_text, index_filter, limit, None)
+        return [port.VersionHit(**stored, score=score) for stored, score in found]
+
+    def _search(
+        self,
+        which: int,
+        weights: tuple[tuple[str, float], ...],
+        query_text: str,
+        index_filter: port.IndexFilter,
+        limit: int,
+        per_version: int | None,
+    ) -> list[tuple[dict[str, Any], float]]:
+        if limit < 1 or (per_version is not None and per_version < 1):
+            raise ValueError("limit and per_version must be positive")
+        analysed = list(dict.fromkeys(self._analyzer.analyze(query_text)))
+        # the words of how a question is asked say nothing of its topic (see QUESTION_WORDS)
+        terms = [w for w in analysed if w not in self._question_words] or analysed
+        terms = terms[:MAX_QUERY_TERMS]
+        if not terms or index_filter.admits_nothing():
+            return []
+        self._follow()
+        side = self._sides[which]
+        s = side.schema
+        words = tantivy.Query.boolean_query(
+            [
+                (
+                    tantivy.Occur.Should,
+                    tantivy.Query.boost_query(
+                        tantivy.Query.term_query(s, name, term, index_option="freq"), boost
+                    ),
+                )
+                for term in terms
+                for name, boost in weights
+            ]
+        )
+        included, excluded = filter_queries(s, index_filter)
+        clauses = [(tantivy.Occur.Must, words)]
+        clauses += [(tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)) for q in included]
+        clauses += [(tantivy.Occur.MustNot, q) for q in excluded]
+        query = tantivy.Query.boolean_query(clauses)
+        return _top(side.searcher(), query, limit, per_version, _long_allowlists(index_filter))
+
+    # -- state --------------------------------------------------------------------------------
+
+    def needs_rebuild(self) -> bool:
+        """True when the directory held an index of another format, which was set aside."""
+        return self._outdated
+
+    def is_intact(self) -> bool:
+        """True while ``state.json`` names the generation this object holds (after following
+        another process's rebuild) and that generation's directory is on disk."""
+        for _ in range(3):
+            self._follow()
+            try:
+                on_disk = json.loads((self._directory / _STATE).read_text("utf-8"))["generation"]
+            except (OSError, ValueError, KeyError, TypeError):
+                return False
+            if on_disk == self._generation:
+                break
+        return generation_path(self._directory, on_disk).is_dir()
+
+    def last_applied_position(self) -> int | None:
+        """The position stored with the last durable write, by any process sharing the
+        directory."""
+        self._refresh()
+        position = self._state["position"]
+        return None if position is None else int(position)
+
+    def open_gaps(self) -> list[port.Gap]:
+        """Positions below the watermark not applied yet (see the port), kept in the state."""
+        self._refresh()
+        return [(int(lo), int(hi), float(seen)) for lo, hi, seen in self._state.get("gaps", [])]
+
+    def doc_count(self) -> int:
+        """Number of chunks indexed."""
+        self._follow()
+        return int(self._sides[0].searcher().num_docs)
+
+    def version_count(self) -> int:
+        """Number of versions indexed."""
+        self._follow()
+        return int(self._sides[1].searcher().num_docs)
+
+    def close(self) -> None:
+        """Release the generation; the object cannot be used afterwards."""
+        with self._swap:
+            self._held.release()
+
+    def _stored_chunks(self) -> list[port.IndexedChunk]:
+        """Every indexed chunk, from the chunk side's stored fields, each version's together."""
+        searcher = self._sides[0].searcher()
+        total = int(searcher.num_docs)
+        if not total:
+            return []
+        found = searcher.search(tantivy.Query.all_query(), limit=total, count=False).hits
+        chunks = [_stored(searcher, address) for _, address in found]
+        chunks.sort(key=lambda c: (c["version_id"], c["start"], c["chunk_id"]))
+        return [port.IndexedChunk(**chunk) for chunk in chunks]
+
+    def _open_generation(self, generation: int) -> tuple[tuple[_Side, _Side], Held]:
+        path = generation_path(self._directory, generation)
+        path.mkdir(exist_ok=True)
+        held = hold(path)
+        assert held is not None  # only a collect() removes it, under the write lock
+        try:
+            return (_Side(path, "chunks"), _Side(path, "versions")), held
+        except BaseException:
+            held.release()
+            raise
+
+    def _follow(self) -> None:
+        """Switch to the generation ``state.json`` names if another process's rebuild published
+        one, releasing the old one (a generation that cannot be opened leaves the current one
+        answering)."""
+        self._refresh()
+        if self._state["generation"] == self._generation:
+            return
+        with self._swap:
+            for _ in range(10):
+                target = self._state["generation"]
+                if target == self._generation:
+                    return
+                path = generation_path(self._directory, target)
+                held = hold(path)
+                if held is not None:
+                    try:
+                        sides = (_Side(path, "chunks"), _Side(path, "versions"))
+                    except Exception as exc:
+                        held.release()
+                        log.debug("could not open generation %d: %r", target, exc)
+                        return
+                    self._install(sides, held, target)
+                    self._outdated = self._outdated and self._state.get("format") != FORMAT
+                    break
+                self._refresh(force=True)
+            else:
+                return
+        with self._lock.locked(blocking=False) as mine:
+            if mine:
+                collect(self._directory, self._generation)
+
+    def _install(self, sides: tuple[_Side, _Side], held: Held, generation: int) -> None:
+        """Use ``sides`` of ``generation`` from now on (call holding ``_swap``). Searches on the
+        old sides finish from their open (memory-mapped) files even once they are removed."""
+        old_held = self._held if hasattr(self, "_held") else None
+        self._sides, self._held, self._generation = sides, held, generation
+        if old_held is not None:
+            old_held.release()
+
+    def _read_state(self) -> dict[str, Any] | None:
+        path = self._directory / _STATE
+        try:
+            stat = os.stat(path)
+            state = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(state, dict) or not isinstance(state.get("generation"), int):
+            return None
+        self._state_key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        return state
+
+    def _refresh(self, *, force: bool = False) -> None:
+        """Re-read ``state.json`` if another process (or thread) replaced it."""
+        if not force:
+            try:
+                stat = os.stat(self._directory / _STATE)
+            except OSError:
+                return
+            if (stat.st_ino, stat.st_mtime_ns, stat.st_size) == self._state_key:
+                return
+        state = self._read_state()
+        if state is not None and "gaps" in state:
+            self._state = state
+
+    def _save_state(
+        self,
+        *,
+        position: int | None,
+        generation: int | None = None,
+        always: bool = False,
+        gaps: Sequence[port.Gap] | None = None,
+    ) -> None:
+        """Durably replace ``state.json`` (write, fsync, rename; call holding the write lock);
+        no position keeps the old, no ``gaps`` keeps the open gaps."""
+        if position is None and not always:
+            return
+        generation = generation or self._generation
+        kept = self._state.get("gaps", []) if gaps is None else [list(gap) for gap in gaps]
+        state = {"generation": generation, "position": position, "format": FORMAT, "gaps": kept}
+        path = self._directory / _STATE
+        temporary = path.with_suffix(".tmp")
+        with temporary.open("w", encoding="utf-8") as handle:
+            json.dump(state, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+        stat = os.stat(path)
+        self._state_key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        self._state = state
+
+
+def _commit(sides: Sequence[_Side], writers: Sequence[tantivy.IndexWriter]) -> None:
+    """Commit the chunk side first: a crash in between leaves the watermark behind, and
+    replaying the changes after it repairs both. Each writer is then released (its merges
+    finished), so another process can write."""
+    for side, writer in zip(sides, writers, strict=True):
+        writer.commit()
+        writer.wait_merging_threads()
+        side.reloaded()
+
+
+def _add_version(
+    sides: Sequence[_Side], writers: Sequence[tantivy.IndexWriter], group: list[port.IndexedChunk]
+) -> None:
+    """Add one version: a document per chunk and one for the whole version."""
+    first = group[0]
+    indexed: dict[str, Any] = {
+        "version_id": first.version_id,
+        "element_id": first.element_id,
+        "access": f"{first.classification_rank}:{first.repository_key}",
+        "source_kind": first.source_kind,
+        "type_key": first.type_key,
+        "superseded": "yes" if first.superseded else None,
+        "retired_at": micros(first.retired_at),
+        "effective_from": micros(first.effective_from),
+        "effective_to": micros(first.effective_to),
+        "recorded_at": micros(first.recorded_at),
+        "title": first.title,
+        "version_key": key(first.version_id),
+        "element_key": key(first.element_id),
+    }
+    indexed = {name: value for name, value in indexed.items() if value is not None}
+    chunks_side, versions_side = sides
+    ordered = sorted(group, key=lambda chunk: chunk.start)
+    for chunk in ordered:
+        whole = [getattr(chunk, name) for name in _CHUNK_FIELDS]  # by position: smaller
+        stored = json.dumps(whole, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        fields = {**indexed, "heading": chunk.heading_path, "text": chunk.text, STORED: stored}
+        writers[0].add_document(tantivy.Document.from_dict(fields, chunks_side.schema))
+    hit = {name: getattr(first, name) for name in _VERSION_HIT_FIELDS}
+    fields = {
+        **indexed,
+        "heading": list(dict.fromkeys(chunk.heading_path for chunk in ordered)),
+        "text": [chunk.text for chunk in ordered],
+        STORED: json.dumps(hit, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
+    }
+    writers[1].add_document(tantivy.Document.from_dict(fields, versions_side.schema))
+
+
+def _stored(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> dict[str, Any]:
+    value = searcher.doc(address).get_first(STORED)
+    assert isinstance(value, bytes)  # every document is written with it
+    found = json.loads(value)
+    if isinstance(found, list):  # a chunk: its fields by position
+        return dict(zip(_CHUNK_FIELDS, found, strict=True))
+    result: dict[str, Any] = found
+    return result
+
+
+def _top(
+    searcher: tantivy.Searcher,
+    query: tantivy.Query,
+    limit: int,
+    per_version: int | None,
+    allowlists: Mapping[str, frozenset[int]],
+) -> list[tuple[dict[str, Any], float]]:
+    """The top ``limit`` results, at most ``per_version`` per version, equal scores by id
+    (document addresses depend on how segments were merged; ids make a rebuild answer alike).
+
+    Long allowlists (``allowlists``: key field → admitted hashes) are checked on the hits,
+    whose key values are read in one call. A group of equal scores cut by the end of the
+    fetched list, or a list thinned below ``limit`` (by ``per_version`` or an allowlist),
+    fetches a longer one: the answer is the exact top list either way."""
+    wanted = limit * (1 if per_version is None and not allowlists else 4) + 1
+    while True:
+        best = searcher.search(query, limit=wanted, count=False).hits
+        complete = len(best) < wanted
+        last = best[-1][0] if best else None
+        addresses = [address for _, address in best]
+        for field, admitted in allowlists.items():
+            keys = searcher.fast_field_values(field, addresses)
+            best = [hit for hit, value in zip(best, keys, strict=True) if value in admitted]
+            addresses = [address for _, address in best]
+        # the version of every hit from a fast field: only the hits taken are read whole
+        versions = searcher.fast_field_values("version_key", addresses) if per_version else []
+        found: list[tuple[dict[str, Any], float]] = []
+        taken: dict[Any, int] = {}
+        start = 0
+        while start < len(best):
+            score = best[start][0]
+            end = start + 1
+            while end < len(best) and best[end][0] == score:
+                end += 1
+            if score == last and not complete:
+                break  # the group may go on past the list
+            if end - start == 1:  # one hit: no order to settle
+                if per_version is None or _take(taken, versions[start], per_version):
+                    found.append((_stored(searcher, best[start][1]), float(score)))
+            else:
+                hits = [_stored(searcher, address) for _, address in best[start:end]]
+                hits.sort(key=lambda hit: hit.get("chunk_id", hit["version_id"]))
+                for hit in hits:
+                    version = key(hit["version_id"])
+                    if per_version is None or _take(taken, version, per_version):
+                        found.append((hit, float(score)))
+            if len(found) >= limit:
+                return found[:limit]
+            start = end
+        if complete:
+            return found
+        wanted *= 4
+
+
+@functools.lru_cache(maxsize=32)
+def _long_allowlists(index_filter: port.IndexFilter) -> Mapping[str, frozenset[int]]:
+    """:func:`~projection.tantivy.schema.long_allowlists`, kept for the filters of the last
+    reads (hashing thousands of ids is the costly part; reads repeat selections)."""
+    return MappingProxyType(long_allowlists(index_filter))
+
+
+def _take(taken: dict[Any, int], version: Any, most: int) -> bool:
+    taken[version] = taken.get(version, 0) + 1
+    return taken[version] <= most
