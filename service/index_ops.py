@@ -54,6 +54,7 @@ GAP_TIMEOUT = 600.0  # seconds an id skipped below the watermark is looked for (
 GAP_WINDOW = 10_000  # a rebuild treats ids missing this far below the newest as open gaps
 RETENTION = timedelta(days=7)  # outbox rows older than this are pruned
 PRUNE_INTERVAL = 600.0  # seconds between two prunes by one process
+READ_WAIT = 5.0  # seconds a read waits for the index to cover the writes before it
 log = logging.getLogger("ameide.index")
 
 
@@ -112,6 +113,7 @@ class IndexMaintainer(Generic[P]):
         self.label = label
         self._keeps_chunk_rows = chunk_rows
         self._lock = threading.Lock()
+        self._opening = threading.Lock()
         self._dirty = False
         self._pruned_at: float | None = None  # time.monotonic() of this process's last prune
 
@@ -123,9 +125,74 @@ class IndexMaintainer(Generic[P]):
     @property
     def index(self) -> P:
         """The projection, opened on first use."""
-        if self._index is None:
-            self._index = self._open_index()
-        return self._index
+        index = self._index
+        if index is None:
+            with self._opening:  # one object per process: threads racing here share it
+                if self._index is None:
+                    self._index = self._open_index()
+                index = self._index
+        return index
+
+    def head(self) -> int:
+        """The newest outbox id committed now: a read that makes the index apply up to it sees
+        every write that returned before the read began (read your writes)."""
+        with self._uow(readonly=True) as uow:
+            return uow.store.max_outbox_id()
+
+    def ensure_applied(self, target: int | None = None, *, timeout: float = READ_WAIT) -> bool:
+        """Make the index cover every outbox row up to ``target`` (default: :meth:`head` now),
+        waiting at most ``timeout`` seconds; True when it does.
+
+        Cheap when it already does (the background upkeep applied it: the watermark is at or
+        past ``target`` and no open gap at or below it has filled since). Else it waits for the
+        batch in progress — the background upkeep's or another read's, in this process or
+        another one — instead of racing it, looks again, and only then applies what is still
+        missing itself. An index another process keeps busy for longer (a rebuild) is left as it
+        is after ``timeout``: the read answers from it, with a warning."""
+        if target is None:
+            target = self.head()
+        if self._covers(target):
+            return True
+        deadline = time.monotonic() + timeout
+        if not self._lock.acquire(timeout=max(timeout, 0.0)):
+            log.warning("the %s stayed busy for %.1f s: reading it as it is", self.label, timeout)
+            return False
+        try:
+            if self._covers(target):  # the batch waited for covered it
+                return True
+            while True:
+                with self._exclusive(wait=False) as mine:
+                    if mine:
+                        self._drain()
+                        return True
+                if self._covers(target):  # the other process's batch or rebuild covered it
+                    return True
+                if time.monotonic() >= deadline:
+                    log.warning(
+                        "another process held the %s for %.1f s: reading it as it is",
+                        self.label,
+                        timeout,
+                    )
+                    return False
+                time.sleep(0.01)  # another process applies or rebuilds: poll its lock
+        finally:
+            self._lock.release()
+
+    def _covers(self, target: int) -> bool:
+        """True when the index has applied every outbox row up to ``target``: its watermark is
+        there and none of its open gaps at or below it has turned up since (an index to
+        rebuild covers nothing)."""
+        index = self.index
+        position = index.last_applied_position()
+        if position is None or position < target or index.needs_rebuild():
+            return False
+        if not index.is_intact():
+            return False
+        gaps = [(low, min(high, target)) for low, high, _ in index.open_gaps() if low <= target]
+        if not gaps:
+            return True
+        with self._uow(readonly=True) as uow:
+            return not uow.store.index_work_in(gaps)
 
     def catch_up(self, *, wait: bool = False) -> int:
         """Apply every outbox row after the index's watermark (and in its open gaps); returns
@@ -326,13 +393,17 @@ class IndexMaintainer(Generic[P]):
 
     def status(self) -> dict[str, Any]:
         """Lag and consistency: pending outbox rows (after this index's watermark or in its
-        open gaps), indexed versus expected versions, and whether the index is on disk at all
+        open gaps; writes return before the background upkeep applies them), how far the
+        watermark is behind the outbox's newest id, how long the oldest pending row has waited,
+        indexed versus expected versions, and whether the index is on disk at all
         (counts of an index that is not are ``None``: the files it still holds open are gone)
         and can still catch up (``behind_pruning``: only a rebuild can)."""
         position = self.index.last_applied_position()
         gaps = [(low, high) for low, high, _ in self.index.open_gaps()]
         with self._uow(readonly=True) as uow:
             pending = uow.store.index_work_count(position or 0, gaps)
+            head = uow.store.max_outbox_id()
+            oldest = uow.store.oldest_work_enqueued(position or 0, gaps) if pending else None
             pruned = uow.store.outbox_pruned_through()
             expected = uow.store.indexable_version_count()
             chunk_rows_ = uow.store.chunk_count()
@@ -343,8 +414,15 @@ class IndexMaintainer(Generic[P]):
             indexed = self.index.version_count()
             chunks = self.index.doc_count()
         consistent = on_disk and pending == 0 and not behind and indexed == expected
+        age = None
+        if oldest is not None:
+            at = oldest if oldest.tzinfo else oldest.replace(tzinfo=UTC)
+            age = round(max(0.0, (datetime.now(UTC) - at).total_seconds()), 3)
         return {
             "pending": pending,
+            "outbox_head": head,
+            "positions_behind": max(0, head - (position or 0)),
+            "oldest_pending_age_seconds": age,
             "last_applied_position": position,
             "open_gaps": len(gaps),
             "behind_pruning": behind,
