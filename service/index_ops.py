@@ -3,12 +3,12 @@
 Every write that changes what the index should hold adds ``index_outbox`` rows in its own
 transaction (``Store.insert_version``, ``retire_element``, ``save_erasure`` …). Each keyword
 index (one directory per home; several homes or hosts may share one database) is a *consumer*
-with its own position in the outbox, its watermark: after each commit the unit of work calls
-``IndexMaintainer.catch_up``, which applies the rows after the watermark in id order and only
-then advances it. Rows are not deleted when applied — every other index needs them too — so a
-crash between the commit and the index update leaves exactly the work still to do, which the
-next write, read or ``ameide index status`` applies, and what one process commits every other
-process's index applies on its next read.
+with its own position in the outbox, its watermark. A commit only wakes the background upkeep
+(``service.background``), whose ``catch_up`` applies the rows after the watermark in id order,
+in batches, and only then advances it; a read first makes the index cover the outbox head as of
+its start (``ensure_applied``: read your writes). Rows are not deleted when applied — other
+indexes need them too — so a crash before the upkeep ran leaves exactly the work still to do,
+for the next read, ``index status`` or open; other processes' commits reach it the same way.
 
 Ids can commit out of order on PostgreSQL (a transaction holding id 10 commits after the one
 holding id 11): ids skipped below the watermark are kept with it as open *gaps*, re-read on
@@ -36,15 +36,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from domain.records import IndexableVersion
-from projection.keyword_index import (
-    DerivedIndex,
-    Gap,
-    IndexedChunk,
-    classification_rank,
-    indexed_chunks,
-)
-from projection.selection import epoch_of, is_superseded
+from projection.keyword_index import DerivedIndex, IndexedChunk
+from service.index_rows import chunk_rows, chunks_of, skipped, without
 from service.ports import OutboxUnitOfWork
 
 P = TypeVar("P", bound=DerivedIndex)
@@ -56,42 +49,6 @@ RETENTION = timedelta(days=7)  # outbox rows older than this are pruned
 PRUNE_INTERVAL = 600.0  # seconds between two prunes by one process
 READ_WAIT = 5.0  # seconds a read waits for the index to cover the writes before it
 log = logging.getLogger("ameide.index")
-
-
-def chunks_of(v: IndexableVersion) -> list[IndexedChunk]:
-    """The index documents of one indexable version."""
-    recorded_at = epoch_of(v.recorded_at)
-    assert recorded_at is not None
-    return indexed_chunks(
-        body=v.body,
-        title=v.title,
-        repository_key=v.repo_key,
-        element_id=v.element_id,
-        version_id=v.version_id,
-        classification_rank=classification_rank(v.classification),
-        source_kind=v.source_kind,
-        type_key=v.type_key,
-        recorded_at=recorded_at,
-        retired_at=epoch_of(v.retired_at),
-        effective_from=epoch_of(v.metadata.get("effective_from")),
-        effective_to=epoch_of(v.metadata.get("effective_to")),
-        superseded=is_superseded(v.metadata),
-    )
-
-
-def chunk_rows(chunks: Iterable[IndexedChunk]) -> list[dict[str, Any]]:
-    """The ``chunks`` table rows of index documents."""
-    counters: dict[str, int] = {}
-    rows = []
-    for c in chunks:
-        ordinal = counters.get(c.version_id, 0)
-        counters[c.version_id] = ordinal + 1
-        rows.append({
-            "chunk_id": c.chunk_id, "version_id": c.version_id, "element_id": c.element_id,
-            "ordinal": ordinal, "chunk_key": c.chunk_key, "heading_path": c.heading_path,
-            "start": c.start, "end": c.end,
-        })  # fmt: skip
-    return rows
 
 
 class IndexMaintainer(Generic[P]):
@@ -303,8 +260,8 @@ class IndexMaintainer(Generic[P]):
                     element_ids=sorted({e for _, e, v in work + late if v is None}),
                 )
         now = time.time()
-        open_ = [g for g in _without(gaps, [i for i, _, _ in late]) if now - g[2] < GAP_TIMEOUT]
-        open_ += _skipped(position, [i for i, _, _ in work], now)
+        open_ = [g for g in without(gaps, [i for i, _, _ in late]) if now - g[2] < GAP_TIMEOUT]
+        open_ += skipped(position, [i for i, _, _ in work], now)
         if work or late:
             live = [v for v in versions if not v.erased]
             chunks = [c for v in live for c in chunks_of(v)]
@@ -362,7 +319,7 @@ class IndexMaintainer(Generic[P]):
             low = max(top - GAP_WINDOW, uow.store.outbox_pruned_through()) + 1
             present = uow.store.outbox_ids_between(low, top) if top >= low else []
             chunks = list(self._stream(uow.store.all_indexable_versions(), progress))
-        gaps = _skipped(low - 1, present, time.time())
+        gaps = skipped(low - 1, present, time.time())
         self.index.rebuild(chunks, position=top, gaps=gaps)
         if not self._keeps_chunk_rows:
             return {"chunks": len(chunks), "versions": len({c.version_id for c in chunks})}
@@ -439,26 +396,3 @@ class IndexMaintainer(Generic[P]):
         if self._index is not None:
             self._index.close()
             self._index = None
-
-
-def _skipped(position: int, ids: list[int], seen: float) -> list[Gap]:
-    """The ranges of ids after ``position`` that the ascending ``ids`` skip."""
-    gaps: list[Gap] = []
-    previous = position
-    for outbox_id in ids:
-        if outbox_id > previous + 1:
-            gaps.append((previous + 1, outbox_id - 1, seen))
-        previous = max(previous, outbox_id)
-    return gaps
-
-
-def _without(gaps: list[Gap], found: list[int]) -> list[Gap]:
-    """``gaps`` minus the ids ``found`` in them (a range splits around each)."""
-    remaining: list[Gap] = []
-    for low, high, seen in gaps:
-        inside = sorted(i for i in found if low <= i <= high)
-        remaining += _skipped(low - 1, inside, seen)
-        last = inside[-1] if inside else low - 1
-        if last < high:
-            remaining.append((last + 1, high, seen))
-    return remaining
