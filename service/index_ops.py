@@ -103,17 +103,19 @@ class IndexMaintainer(Generic[P]):
         Cheap when it already does (the background upkeep applied it: the watermark is at or
         past ``target`` and no open gap at or below it has filled since). Else it waits for the
         batch in progress — the background upkeep's or another read's, in this process or
-        another one — instead of racing it, looks again, and only then applies what is still
-        missing itself. An index another process keeps busy for longer (a rebuild) is left as it
-        is after ``timeout``: the read answers from it, with a warning."""
+        another one — instead of racing it, looks again, and only then applies what is missing
+        itself. After ``timeout`` (another process rebuilding) the read answers as it is."""
         if target is None:
             target = self.head()
         if self._covers(target):
             return True
         deadline = time.monotonic() + timeout
-        if not self._lock.acquire(timeout=max(timeout, 0.0)):
-            log.warning("the %s stayed busy for %.1f s: reading it as it is", self.label, timeout)
-            return False
+        while not self._lock.acquire(timeout=0.05):  # a batch of this process runs: join it
+            if self._covers(target):
+                return True
+            if time.monotonic() >= deadline:
+                log.warning("the %s stayed busy for %.1f s: reading it as is", self.label, timeout)
+                return False
         try:
             if self._covers(target):  # the batch waited for covered it
                 return True
