@@ -65,10 +65,11 @@ class App:
     semantic: SemanticRecall | None
     reads: ReadPipeline
     status_upkeep: BackgroundUpkeep | None = None  # the keyword index's background upkeep
+    wrote: threading.Event | None = None  # set by this process's first committed write
 
     def close(self) -> None:
-        """Apply what this process committed to the keyword index, then release the index and
-        the database connections.
+        """Apply what this process committed to the keyword index (if it committed anything),
+        then release the index and the database connections.
 
         The background upkeep finishes its round (up to ``CLOSE_WAIT`` seconds), then the rest
         of the outbox is applied here — a one-shot CLI command, which has no background thread,
@@ -78,7 +79,8 @@ class App:
         stopped = True
         if self.status_upkeep is not None:
             stopped = self.status_upkeep.close(timeout=CLOSE_WAIT)
-        if self.indexer is not None and stopped:
+        wrote = self.wrote is None or self.wrote.is_set()  # else: leave an index as it found it
+        if self.indexer is not None and stopped and wrote:
             try:
                 self.indexer.catch_up()  # never waits for another process
             except Exception:  # the outbox keeps the work: a close must still release all
@@ -119,8 +121,10 @@ def build_app(settings: Settings, *, migrate: bool = False, background: bool = T
     semantic = _semantic_recall(settings, plain_uow)
 
     upkeep = BackgroundUpkeep(indexer, settle=SETTLE)
+    wrote = threading.Event()
 
     def after_commit() -> None:
+        wrote.set()
         # A committed write only nudges the derived indexes: the keyword index applies the
         # outbox in the background (a read needing the write applies it first), embeddings are
         # built there too. Without background threads the outbox keeps the work for the next
@@ -138,7 +142,9 @@ def build_app(settings: Settings, *, migrate: bool = False, background: bool = T
     service, reads = compose(
         uow_factory, clock, indexer, semantic, ranking, GitBacklogSource.open, upkeep
     )
-    return App(settings, engine, service, clock, uow_factory, indexer, semantic, reads, upkeep)
+    return App(
+        settings, engine, service, clock, uow_factory, indexer, semantic, reads, upkeep, wrote
+    )
 
 
 def _semantic_recall(settings: Settings, plain_uow: Any) -> SemanticRecall | None:
