@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import cProfile
 import random
 import statistics
 import tempfile
@@ -64,7 +65,12 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def governed_writes(
-    app: App, repo: str, writers: int, per_writer: int, readers: int = 0
+    app: App,
+    repo: str,
+    writers: int,
+    per_writer: int,
+    readers: int = 0,
+    profile: cProfile.Profile | None = None,
 ) -> WriteRun:
     """propose + accept pairs: each writer thread evolves its own element; ``readers`` threads
     call ``read_context`` (a keyword query over the repository's heads) as long as they run."""
@@ -83,6 +89,8 @@ def governed_writes(
     def write(idx: int) -> None:
         element_id, head = elements[idx]
         barrier.wait()
+        if profile is not None and idx == 0:
+            profile.enable()  # cProfile follows the thread that enables it: the first writer
         for n in range(per_writer):
             t0 = time.perf_counter()
             p = svc.propose(
@@ -95,6 +103,8 @@ def governed_writes(
             )
             head = svc.accept(CURATOR, p["proposal_id"])["result_version_id"]
             pair_ms[idx].append((time.perf_counter() - t0) * 1000)
+        if profile is not None and idx == 0:
+            profile.disable()
 
     def read(idx: int) -> None:
         tenant, org, repository = repo.split("/")
@@ -249,10 +259,8 @@ def run(
                     repo = f"bench/eng/writes{n}"
                     _setup(app, repo)
                     if profile is not None and (writers, readers) == (1, 0):
-                        import cProfile
-
-                        with cProfile.Profile() as prof:
-                            result = governed_writes(app, repo, writers, per_writer, readers)
+                        prof = cProfile.Profile()
+                        result = governed_writes(app, repo, writers, per_writer, readers, prof)
                         prof.dump_stats(f"{profile}.{name}")
                     else:
                         result = governed_writes(app, repo, writers, per_writer, readers)
