@@ -43,10 +43,12 @@ def _pg_database() -> tuple[str, Callable[[], None]] | str:
     return PG_ADMIN.rsplit("/", 1)[0] + "/" + name, drop
 
 
-def backends(tmp: Path) -> tuple[list[Backend], list[str]]:
-    """SQLite under ``tmp`` and, when reachable, PostgreSQL (each with its own home and index
-    under ``tmp``), plus notes on what was skipped."""
+def backends(tmp: Path, *, postgres: bool = True) -> tuple[list[Backend], list[str]]:
+    """SQLite under ``tmp`` and, when reachable (and ``postgres``), PostgreSQL (each with its
+    own home and index under ``tmp``), plus notes on what was skipped."""
     found: list[Backend] = [("sqlite", Settings(home=tmp / "sqlite-home"), None)]
+    if not postgres:
+        return found, []
     pg = _pg_database()
     if isinstance(pg, str):
         return found, [f"postgresql {pg}"]

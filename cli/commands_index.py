@@ -26,7 +26,11 @@ def register(app: typer.Typer) -> None:
 
 @index_app.command("status")
 def index_status(ctx: typer.Context, json_: JsonFlag = False) -> None:
-    """Show the index's lag (pending outbox rows), then apply what was pending (global admin).
+    """Show the index's lag (outbox rows not applied yet, how far behind, the oldest's age),
+    then apply what was pending (global admin).
+
+    Writes return before the index applies them (a background thread does, in batches); a
+    read applies what it needs first, so it always sees the writes that returned before it.
 
     An index found missing on disk, opened empty over a database with content, or of an older
     format is rebuilt from the database first (the index is derived state).
@@ -66,6 +70,13 @@ def _show_status(st: dict[str, Any]) -> None:
         f"{st['indexed_chunks']} chunks; {st['pending_before']} pending before this call, "
         f"{st['applied']} applied now, {st['pending']} pending"
     )
+    lag = st.get("lag_before") or {}
+    if lag.get("entries"):
+        output.line(
+            f"lag before this call: {lag['entries']} outbox rows not applied, the watermark "
+            f"{lag['positions']} positions behind the outbox, the oldest waiting "
+            f"{lag['oldest_age_seconds']} s (writes are applied in the background)"
+        )
     semantic = st.get("semantic")
     if semantic:
         output.line(

@@ -8,6 +8,7 @@ at import time. The storage adapter is reached only through here: the CLI's sche
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from dataclasses import dataclass
@@ -31,6 +32,12 @@ from storage.db import SqlAlchemyUnitOfWork, make_engine
 from storage.revision import SCHEMA_REVISION, database_revision
 
 __all__ = ["SCHEMA_REVISION", "App", "build_app", "database_revision"]
+
+SETTLE = 0.02
+"""Seconds the keyword index's background upkeep lets commits gather into one batch."""
+CLOSE_WAIT = 10.0
+"""Seconds ``App.close`` waits for the keyword index's background round in progress."""
+log = logging.getLogger("ameide.index")
 
 if TYPE_CHECKING:
     from service import ports
@@ -57,15 +64,30 @@ class App:
     indexer: IndexMaintainer[KeywordIndex] | None
     semantic: SemanticRecall | None
     reads: ReadPipeline
-    status_upkeep: BackgroundUpkeep | None = None
+    status_upkeep: BackgroundUpkeep | None = None  # the keyword index's background upkeep
+    wrote: threading.Event | None = None  # set by this process's first committed write
 
     def close(self) -> None:
-        """Release the index and the database connections."""
+        """Apply what this process committed to the keyword index (if it committed anything),
+        then release the index and the database connections.
+
+        The background upkeep finishes its round (up to ``CLOSE_WAIT`` seconds), then the rest
+        of the outbox is applied here — a one-shot CLI command, which has no background thread,
+        applies all its writes in this one batch. An index another process holds (or a round
+        that did not finish in time) is left as it is: its work stays in the outbox, for the
+        next write, read, ``index status`` or open on this home."""
+        stopped = True
         if self.status_upkeep is not None:
-            self.status_upkeep.close()  # the catch-up a server's index status may have started
+            stopped = self.status_upkeep.close(timeout=CLOSE_WAIT)
+        wrote = self.wrote is None or self.wrote.is_set()  # else: leave an index as it found it
+        if self.indexer is not None and stopped and wrote:
+            try:
+                self.indexer.catch_up()  # never waits for another process
+            except Exception:  # the outbox keeps the work: a close must still release all
+                log.exception("applying the outbox to the keyword index on close failed")
         if self.semantic is not None:
             self.semantic.close()
-        if self.indexer is not None:
+        if self.indexer is not None and stopped:
             self.indexer.close()
         self.engine.dispose()
 
@@ -74,9 +96,12 @@ def build_app(settings: Settings, *, migrate: bool = False, background: bool = T
     """Wire storage, authorization, the clock and the git backlog source into a service (no
     work at import time).
 
-    ``background``: build semantic recall's vectors on a background thread after writes (long-
-    lived processes: servers, MCP, benchmarks). A one-shot CLI command passes ``False``: it
-    would exit mid-build; ``ameide index embed`` builds them in the foreground instead."""
+    ``background``: keep the derived indexes on background threads after writes (long-lived
+    processes: servers, MCP, benchmarks, tests). The keyword index applies the outbox in
+    batches there, never inside a write; reads make it cover the writes before them first
+    (``ReadPipeline.catch_up_index``). A one-shot CLI command passes ``False``: its writes reach
+    the keyword index when it closes (``App.close``) or on its own reads, and semantic recall's
+    vectors — a build it would exit in the middle of — with ``ameide index embed``."""
     url = settings.resolved_database_url
     if url.startswith("sqlite"):
         _private_home(settings.home, url)
@@ -93,24 +118,30 @@ def build_app(settings: Settings, *, migrate: bool = False, background: bool = T
     indexer: IndexMaintainer[KeywordIndex] = IndexMaintainer(plain_uow, open_index)
     semantic = _semantic_recall(settings, plain_uow)
 
+    upkeep = BackgroundUpkeep(indexer, settle=SETTLE)
+    wrote = threading.Event()
+
     def after_commit() -> None:
-        # After every committed write the index applies the outbox (failures stay as catch-up);
-        # embeddings only get a nudge: they are built in the background, never waited for.
-        indexer.catch_up()
-        if semantic is not None and background:
-            semantic.poke()
+        wrote.set()
+        # A committed write only nudges the derived indexes: the keyword index applies the
+        # outbox in the background (a read needing the write applies it first), embeddings are
+        # built there too. Without background threads the outbox keeps the work for the next
+        # read, ``index status`` or ``App.close``.
+        if background:
+            upkeep.poke()
+            if semantic is not None:
+                semantic.poke()
 
     def uow_factory(readonly: bool = False) -> SqlAlchemyUnitOfWork:
         return SqlAlchemyUnitOfWork(engine, readonly=readonly, on_commit=after_commit)
 
     clock = Clock()
     ranking = _config_file(settings).get("ranking")
-    status_upkeep = BackgroundUpkeep(indexer)
     service, reads = compose(
-        uow_factory, clock, indexer, semantic, ranking, GitBacklogSource.open, status_upkeep
+        uow_factory, clock, indexer, semantic, ranking, GitBacklogSource.open, upkeep
     )
     return App(
-        settings, engine, service, clock, uow_factory, indexer, semantic, reads, status_upkeep
+        settings, engine, service, clock, uow_factory, indexer, semantic, reads, upkeep, wrote
     )
 
 

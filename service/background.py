@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from service.index_ops import IndexMaintainer
@@ -13,12 +14,18 @@ log = logging.getLogger("ameide.index")
 
 class BackgroundUpkeep:
     """Runs a maintainer's catch-up on a daemon thread, off the request path: :meth:`poke`
-    after a commit only wakes it, so a write (an ingest) never waits for slow upkeep such as
-    embedding. A failed round is logged and retried at the next poke."""
+    after a commit only wakes it, so a write never waits for index upkeep (the keyword index's
+    segments, embedding). A failed round is logged and retried at the next poke; the outbox
+    keeps the work either way.
 
-    def __init__(self, maintainer: IndexMaintainer[Any]) -> None:
+    ``settle``: seconds the thread waits after being woken before it catches up, so the writes
+    committed meanwhile share one index commit (a batch) instead of one commit each."""
+
+    def __init__(self, maintainer: IndexMaintainer[Any], *, settle: float = 0.0) -> None:
         self.maintainer = maintainer
+        self.settle = settle
         self._wake = threading.Event()
+        self._stopped = threading.Event()
         self._stop = False
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
@@ -39,10 +46,13 @@ class BackgroundUpkeep:
     def _run(self) -> None:
         while not self._stop:
             self._wake.wait()
+            if self.settle and not self._stop:
+                self._stopped.wait(self.settle)  # let more commits join this batch
+            self.busy = True  # before clearing the wake-up: idle() never sees a gap between
             self._wake.clear()
             if self._stop:
+                self.busy = False
                 return
-            self.busy = True
             try:
                 self.maintainer.catch_up(wait=True)
             except Exception:
@@ -52,10 +62,29 @@ class BackgroundUpkeep:
             finally:
                 self.busy = False
 
-    def close(self, timeout: float = 5.0) -> None:
-        """Stop the thread (a round in progress finishes its current batch first)."""
+    def idle(self) -> bool:
+        """True when no round runs and none was asked for (tests, benchmarks: the writes so far
+        are applied, unless a round failed or another process holds the index)."""
+        return not self.busy and not self._wake.is_set()
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Wait up to ``timeout`` seconds for :meth:`idle`; True when it is."""
+        deadline = time.monotonic() + timeout
+        while not self.idle():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def close(self, timeout: float = 5.0) -> bool:
+        """Stop the thread (a round in progress finishes first, up to ``timeout`` seconds);
+        True when it has stopped (False: it is abandoned mid-round, a daemon thread that dies
+        with the process — the outbox keeps what it had not applied)."""
         with self._start_lock:
             self._stop = True
+        self._stopped.set()
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+            return not self._thread.is_alive()
+        return True

@@ -38,7 +38,13 @@ class IndexAdmin:
     def index_status(
         self, caller: Caller, *, catch_up: bool = True, background: bool = False
     ) -> dict[str, Any]:
-        """The index's lag (pending outbox rows) and consistency; then apply what was pending.
+        """The index's lag and consistency; then apply what was pending.
+
+        Writes return before the background upkeep applies them, so a live home lags a little:
+        ``lag_before`` is the lag this call found — outbox rows not applied (``entries``), how
+        far the watermark is behind the outbox's newest id (``positions``), and how long the
+        oldest of them has waited (``oldest_age_seconds``); the top-level fields are the state
+        after the call (without ``catch_up``: the same).
 
         ``background`` (servers): report the lag as it is and apply it on a background thread,
         never inside the call (which would wait for a rebuild, or catch up for seconds)."""
@@ -53,7 +59,9 @@ class IndexAdmin:
         after = indexer.status() if applied or not before["consistent"] else before
         semantic = self.semantic.status() if self.semantic is not None else None
         engine = getattr(indexer.index, "engine", None)  # the configured engine's name
-        return {**after, "engine": engine, "pending_before": before["pending"],
+        lag = {"entries": before["pending"], "positions": before["positions_behind"],
+               "oldest_age_seconds": before["oldest_pending_age_seconds"]}  # fmt: skip
+        return {**after, "engine": engine, "pending_before": before["pending"], "lag_before": lag,
                 "applied": applied, "semantic": semantic}  # fmt: skip
 
     def embedding_build(self, caller: Caller, progress: Any = None) -> dict[str, Any]:

@@ -3,12 +3,12 @@
 Every write that changes what the index should hold adds ``index_outbox`` rows in its own
 transaction (``Store.insert_version``, ``retire_element``, ``save_erasure`` …). Each keyword
 index (one directory per home; several homes or hosts may share one database) is a *consumer*
-with its own position in the outbox, its watermark: after each commit the unit of work calls
-``IndexMaintainer.catch_up``, which applies the rows after the watermark in id order and only
-then advances it. Rows are not deleted when applied — every other index needs them too — so a
-crash between the commit and the index update leaves exactly the work still to do, which the
-next write, read or ``ameide index status`` applies, and what one process commits every other
-process's index applies on its next read.
+with its own position in the outbox, its watermark. A commit only wakes the background upkeep
+(``service.background``), whose ``catch_up`` applies the rows after the watermark in id order,
+in batches, and only then advances it; a read first makes the index cover the outbox head as of
+its start (``ensure_applied``: read your writes). Rows are not deleted when applied — other
+indexes need them too — so a crash before the upkeep ran leaves exactly the work still to do,
+for the next read, ``index status`` or open; other processes' commits reach it the same way.
 
 Ids can commit out of order on PostgreSQL (a transaction holding id 10 commits after the one
 holding id 11): ids skipped below the watermark are kept with it as open *gaps*, re-read on
@@ -36,15 +36,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from domain.records import IndexableVersion
-from projection.keyword_index import (
-    DerivedIndex,
-    Gap,
-    IndexedChunk,
-    classification_rank,
-    indexed_chunks,
-)
-from projection.selection import epoch_of, is_superseded
+from projection.keyword_index import DerivedIndex, IndexedChunk
+from service.index_rows import chunk_rows, chunks_of, skipped, without
 from service.ports import OutboxUnitOfWork
 
 P = TypeVar("P", bound=DerivedIndex)
@@ -54,43 +47,8 @@ GAP_TIMEOUT = 600.0  # seconds an id skipped below the watermark is looked for (
 GAP_WINDOW = 10_000  # a rebuild treats ids missing this far below the newest as open gaps
 RETENTION = timedelta(days=7)  # outbox rows older than this are pruned
 PRUNE_INTERVAL = 600.0  # seconds between two prunes by one process
+READ_WAIT = 5.0  # seconds a read waits for the index to cover the writes before it
 log = logging.getLogger("ameide.index")
-
-
-def chunks_of(v: IndexableVersion) -> list[IndexedChunk]:
-    """The index documents of one indexable version."""
-    recorded_at = epoch_of(v.recorded_at)
-    assert recorded_at is not None
-    return indexed_chunks(
-        body=v.body,
-        title=v.title,
-        repository_key=v.repo_key,
-        element_id=v.element_id,
-        version_id=v.version_id,
-        classification_rank=classification_rank(v.classification),
-        source_kind=v.source_kind,
-        type_key=v.type_key,
-        recorded_at=recorded_at,
-        retired_at=epoch_of(v.retired_at),
-        effective_from=epoch_of(v.metadata.get("effective_from")),
-        effective_to=epoch_of(v.metadata.get("effective_to")),
-        superseded=is_superseded(v.metadata),
-    )
-
-
-def chunk_rows(chunks: Iterable[IndexedChunk]) -> list[dict[str, Any]]:
-    """The ``chunks`` table rows of index documents."""
-    counters: dict[str, int] = {}
-    rows = []
-    for c in chunks:
-        ordinal = counters.get(c.version_id, 0)
-        counters[c.version_id] = ordinal + 1
-        rows.append({
-            "chunk_id": c.chunk_id, "version_id": c.version_id, "element_id": c.element_id,
-            "ordinal": ordinal, "chunk_key": c.chunk_key, "heading_path": c.heading_path,
-            "start": c.start, "end": c.end,
-        })  # fmt: skip
-    return rows
 
 
 class IndexMaintainer(Generic[P]):
@@ -112,6 +70,7 @@ class IndexMaintainer(Generic[P]):
         self.label = label
         self._keeps_chunk_rows = chunk_rows
         self._lock = threading.Lock()
+        self._opening = threading.Lock()
         self._dirty = False
         self._pruned_at: float | None = None  # time.monotonic() of this process's last prune
 
@@ -123,9 +82,76 @@ class IndexMaintainer(Generic[P]):
     @property
     def index(self) -> P:
         """The projection, opened on first use."""
-        if self._index is None:
-            self._index = self._open_index()
-        return self._index
+        index = self._index
+        if index is None:
+            with self._opening:  # one object per process: threads racing here share it
+                if self._index is None:
+                    self._index = self._open_index()
+                index = self._index
+        return index
+
+    def head(self) -> int:
+        """The newest outbox id committed now: a read that makes the index apply up to it sees
+        every write that returned before the read began (read your writes)."""
+        with self._uow(readonly=True) as uow:
+            return uow.store.max_outbox_id()
+
+    def ensure_applied(self, target: int | None = None, *, timeout: float = READ_WAIT) -> bool:
+        """Make the index cover every outbox row up to ``target`` (default: :meth:`head` now),
+        waiting at most ``timeout`` seconds; True when it does.
+
+        Cheap when it already does (the background upkeep applied it: the watermark is at or
+        past ``target`` and no open gap at or below it has filled since). Else it waits for the
+        batch in progress — the background upkeep's or another read's, in this process or
+        another one — instead of racing it, looks again, and only then applies what is missing
+        itself. After ``timeout`` (another process rebuilding) the read answers as it is."""
+        if target is None:
+            target = self.head()
+        if self._covers(target):
+            return True
+        deadline = time.monotonic() + timeout
+        while not self._lock.acquire(timeout=0.05):  # a batch of this process runs: join it
+            if self._covers(target):
+                return True
+            if time.monotonic() >= deadline:
+                log.warning("the %s stayed busy for %.1f s: reading it as is", self.label, timeout)
+                return False
+        try:
+            if self._covers(target):  # the batch waited for covered it
+                return True
+            while True:
+                with self._exclusive(wait=False) as mine:
+                    if mine:
+                        self._drain()
+                        return True
+                if self._covers(target):  # the other process's batch or rebuild covered it
+                    return True
+                if time.monotonic() >= deadline:
+                    log.warning(
+                        "another process held the %s for %.1f s: reading it as it is",
+                        self.label,
+                        timeout,
+                    )
+                    return False
+                time.sleep(0.01)  # another process applies or rebuilds: poll its lock
+        finally:
+            self._lock.release()
+
+    def _covers(self, target: int) -> bool:
+        """True when the index has applied every outbox row up to ``target``: its watermark is
+        there and none of its open gaps at or below it has turned up since (an index to
+        rebuild covers nothing)."""
+        index = self.index
+        position = index.last_applied_position()
+        if position is None or position < target or index.needs_rebuild():
+            return False
+        if not index.is_intact():
+            return False
+        gaps = [(low, min(high, target)) for low, high, _ in index.open_gaps() if low <= target]
+        if not gaps:
+            return True
+        with self._uow(readonly=True) as uow:
+            return not uow.store.index_work_in(gaps)
 
     def catch_up(self, *, wait: bool = False) -> int:
         """Apply every outbox row after the index's watermark (and in its open gaps); returns
@@ -236,8 +262,8 @@ class IndexMaintainer(Generic[P]):
                     element_ids=sorted({e for _, e, v in work + late if v is None}),
                 )
         now = time.time()
-        open_ = [g for g in _without(gaps, [i for i, _, _ in late]) if now - g[2] < GAP_TIMEOUT]
-        open_ += _skipped(position, [i for i, _, _ in work], now)
+        open_ = [g for g in without(gaps, [i for i, _, _ in late]) if now - g[2] < GAP_TIMEOUT]
+        open_ += skipped(position, [i for i, _, _ in work], now)
         if work or late:
             live = [v for v in versions if not v.erased]
             chunks = [c for v in live for c in chunks_of(v)]
@@ -295,7 +321,7 @@ class IndexMaintainer(Generic[P]):
             low = max(top - GAP_WINDOW, uow.store.outbox_pruned_through()) + 1
             present = uow.store.outbox_ids_between(low, top) if top >= low else []
             chunks = list(self._stream(uow.store.all_indexable_versions(), progress))
-        gaps = _skipped(low - 1, present, time.time())
+        gaps = skipped(low - 1, present, time.time())
         self.index.rebuild(chunks, position=top, gaps=gaps)
         if not self._keeps_chunk_rows:
             return {"chunks": len(chunks), "versions": len({c.version_id for c in chunks})}
@@ -326,13 +352,17 @@ class IndexMaintainer(Generic[P]):
 
     def status(self) -> dict[str, Any]:
         """Lag and consistency: pending outbox rows (after this index's watermark or in its
-        open gaps), indexed versus expected versions, and whether the index is on disk at all
+        open gaps; writes return before the background upkeep applies them), how far the
+        watermark is behind the outbox's newest id, how long the oldest pending row has waited,
+        indexed versus expected versions, and whether the index is on disk at all
         (counts of an index that is not are ``None``: the files it still holds open are gone)
         and can still catch up (``behind_pruning``: only a rebuild can)."""
         position = self.index.last_applied_position()
         gaps = [(low, high) for low, high, _ in self.index.open_gaps()]
         with self._uow(readonly=True) as uow:
             pending = uow.store.index_work_count(position or 0, gaps)
+            head = uow.store.max_outbox_id()
+            oldest = uow.store.oldest_work_enqueued(position or 0, gaps) if pending else None
             pruned = uow.store.outbox_pruned_through()
             expected = uow.store.indexable_version_count()
             chunk_rows_ = uow.store.chunk_count()
@@ -343,8 +373,15 @@ class IndexMaintainer(Generic[P]):
             indexed = self.index.version_count()
             chunks = self.index.doc_count()
         consistent = on_disk and pending == 0 and not behind and indexed == expected
+        age = None
+        if oldest is not None:
+            at = oldest if oldest.tzinfo else oldest.replace(tzinfo=UTC)
+            age = round(max(0.0, (datetime.now(UTC) - at).total_seconds()), 3)
         return {
             "pending": pending,
+            "outbox_head": head,
+            "positions_behind": max(0, head - (position or 0)),
+            "oldest_pending_age_seconds": age,
             "last_applied_position": position,
             "open_gaps": len(gaps),
             "behind_pruning": behind,
@@ -361,26 +398,3 @@ class IndexMaintainer(Generic[P]):
         if self._index is not None:
             self._index.close()
             self._index = None
-
-
-def _skipped(position: int, ids: list[int], seen: float) -> list[Gap]:
-    """The ranges of ids after ``position`` that the ascending ``ids`` skip."""
-    gaps: list[Gap] = []
-    previous = position
-    for outbox_id in ids:
-        if outbox_id > previous + 1:
-            gaps.append((previous + 1, outbox_id - 1, seen))
-        previous = max(previous, outbox_id)
-    return gaps
-
-
-def _without(gaps: list[Gap], found: list[int]) -> list[Gap]:
-    """``gaps`` minus the ids ``found`` in them (a range splits around each)."""
-    remaining: list[Gap] = []
-    for low, high, seen in gaps:
-        inside = sorted(i for i in found if low <= i <= high)
-        remaining += _skipped(low - 1, inside, seen)
-        last = inside[-1] if inside else low - 1
-        if last < high:
-            remaining.append((last + 1, high, seen))
-    return remaining

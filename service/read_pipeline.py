@@ -128,9 +128,12 @@ class ReadPipeline:
             raise InvalidArgument(f"ranking weights: {exc}", field="ranking") from None
 
     def catch_up_index(self) -> None:
-        """Apply index work a crash or a failed hook left behind (cheap when there is none)."""
+        """Before a read: make the keyword index cover every write committed before the read
+        began (read your writes). Cheap when the background upkeep already applied them; else
+        joins the batch in progress or applies the rest itself (bounded: see
+        ``IndexMaintainer.ensure_applied``)."""
         if self.indexer is not None:
-            self.indexer.catch_up()
+            self.indexer.ensure_applied()
 
     def run_read(
         self, caller: Caller, req: ReadRequest, *, semantic: bool = True

@@ -91,6 +91,9 @@ class EmbeddedInstance:
         index_dir = self.settings.index_dir
         if not index_dir.is_dir():
             raise StepFailed(f"the keyword index directory {index_dir} is gone")
+        upkeep = self.app.status_upkeep
+        if upkeep is not None:  # writes return before the background upkeep applies them
+            upkeep.wait_idle(60)
         health = self.service.health()
         index = health["index"] or {}
         expect(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
@@ -16,6 +17,7 @@ from domain.audit import GENESIS_HASH, AuditEvent
 from domain.errors import Conflict
 from storage import schema as t
 from storage.store import Store
+from storage.turns import WriteTurns
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +27,12 @@ def make_engine(url: str, *, for_migrations: bool = False) -> Engine:
     if url.startswith("sqlite"):
         engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
         _tune_sqlite(engine, foreign_keys=not for_migrations)
+        _TURNS[engine] = WriteTurns()  # this process's writers queue here first (storage.turns)
         return engine
     return sa.create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+
+
+_TURNS: weakref.WeakKeyDictionary[Engine, WriteTurns] = weakref.WeakKeyDictionary()
 
 
 def _tune_sqlite(engine: Engine, *, foreign_keys: bool) -> None:
@@ -77,16 +83,29 @@ class SqlAlchemyUnitOfWork:
         self.after_commit: list[Callable[[], None]] = []
         self.committed = False
         self._access: list[tuple[Any, ...]] = []
+        self._turns: WriteTurns | None = None
         self.store: Store
 
     def __enter__(self) -> SqlAlchemyUnitOfWork:
-        conn = self._engine.connect()
-        if self._readonly:
-            conn = conn.execution_options(ameide_readonly=True)
-        self._conn = conn
-        self._tx = conn.begin()
+        turns = None if self._readonly else _TURNS.get(self._engine)
+        self._turns = turns if turns is not None and turns.acquire() else None
+        try:
+            conn = self._engine.connect()
+            if self._readonly:
+                conn = conn.execution_options(ameide_readonly=True)
+            self._conn = conn
+            self._tx = conn.begin()
+        except BaseException:
+            self._end_turn()
+            raise
         self.store = Store(conn)
         return self
+
+    def _end_turn(self) -> None:
+        """Let the next writer of this process go (SQLite; once per unit of work)."""
+        turns, self._turns = self._turns, None
+        if turns is not None:
+            turns.release()
 
     def __exit__(
         self,
@@ -101,6 +120,7 @@ class SqlAlchemyUnitOfWork:
         finally:
             self._conn.close()
             self._conn = None
+            self._end_turn()
         if isinstance(exc, IntegrityError) and _is_unique_violation(exc):
             # A concurrent writer inserted the same key first (same client_request_id, same
             # repository …): the domain's typed, retryable conflict, not a driver error.
@@ -128,9 +148,16 @@ class SqlAlchemyUnitOfWork:
             if not self._readonly:
                 self._write_access(self.store)
             self._tx.commit()
+            self._end_turn()
             if self._readonly and self._access:
-                with self._engine.begin() as conn:
-                    self._write_access(Store(conn))
+                turns = _TURNS.get(self._engine)
+                turn = turns is not None and turns.acquire()
+                try:
+                    with self._engine.begin() as conn:
+                        self._write_access(Store(conn))
+                finally:
+                    if turn and turns is not None:
+                        turns.release()
         except IntegrityError as exc:
             self._tx.rollback()
             raise Conflict(

@@ -3,9 +3,10 @@ relationships, baselines here; the mixins add the other concerns, ``storage.rows
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -26,12 +27,47 @@ from storage.store_index import IndexStore
 from storage.store_ingest import IngestStore
 from storage.store_read import ReadStore
 
+_T = TypeVar("_T")
+
+
+class _Forgetting:
+    """A connection that empties the store's memo before every statement that is not a plain
+    SELECT: any write (or raw SQL) may change what a memoized read returned."""
+
+    __slots__ = ("_conn", "_memo")
+
+    def __init__(self, conn: Connection, memo: dict[Any, Any]) -> None:
+        self._conn = conn
+        self._memo = memo
+
+    def execute(self, statement: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(statement, sa.Select) or statement._for_update_arg is not None:
+            self._memo.clear()
+        return self._conn.execute(statement, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
 
 class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
-    """Queries and writes of canonical state; no business rules."""
+    """Queries and writes of canonical state; no business rules.
+
+    A few lookups a governed write repeats within its transaction (the caller's grants, the
+    repository, an element, a version: the gate, the use case and the response each ask) are
+    memoized for the unit of work, until its next write or locking read — reads between two
+    writes of one transaction may as well share one answer (optimistic concurrency is enforced
+    by the compare-and-swap writes, which are never memoized)."""
 
     def __init__(self, conn: Connection) -> None:
-        self.conn = conn
+        self._memo: dict[Any, Any] = {}
+        self.conn = cast(Connection, _Forgetting(conn, self._memo))
+
+    def _memoized(self, key: tuple[Any, ...], read: Callable[[], _T]) -> _T:
+        if key in self._memo:
+            found: _T = self._memo[key]
+            return found
+        value = self._memo[key] = read()
+        return value
 
     # -- tenancy -------------------------------------------------------------------------
     def ensure_tenant_and_org(self, ref: RepoRef, at: datetime) -> None:
@@ -75,6 +111,10 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
 
     def get_repository(self, key: str) -> Repository | None:
         """A repository by ``tenant/org/repo``."""
+        found = self._memoized(("repository", key), lambda: self._read_repository(key))
+        return None if found is None else copy.copy(found)
+
+    def _read_repository(self, key: str) -> Repository | None:
         r = self.conn.execute(
             sa.select(t.repositories).where(t.repositories.c.repo_key == key)
         ).first()
@@ -106,8 +146,16 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
     def get_element(self, element_id: str, *, for_update: bool = False) -> Element | None:
         """An element by id."""
         q = sa.select(t.elements).where(t.elements.c.element_id == element_id)
-        r = self.conn.execute(q.with_for_update() if for_update else q).first()
-        return element_from_row(r) if r else None
+        if for_update:
+            r = self.conn.execute(q.with_for_update()).first()
+            return element_from_row(r) if r else None
+
+        def read() -> Element | None:
+            r = self.conn.execute(q).first()
+            return element_from_row(r) if r else None
+
+        found = self._memoized(("element", element_id), read)
+        return None if found is None else copy.copy(found)  # an Element is mutable
 
     def move_head(self, element_id: str, expected: str | None, new: ElementVersion) -> bool:
         """Compare-and-swap the head from ``expected`` to ``new``; False when another writer won."""
@@ -136,10 +184,14 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
 
     def get_version(self, version_id: str) -> ElementVersion | None:
         """A version by id."""
-        r = self.conn.execute(
-            sa.select(t.element_versions).where(t.element_versions.c.version_id == version_id)
-        ).first()
-        return version_from_row(r) if r else None
+
+        def read() -> ElementVersion | None:
+            r = self.conn.execute(
+                sa.select(t.element_versions).where(t.element_versions.c.version_id == version_id)
+            ).first()
+            return version_from_row(r) if r else None
+
+        return self._memoized(("version", version_id), read)  # frozen
 
     def list_versions(self, element_id: str) -> list[ElementVersion]:
         """Every version of an element, oldest first."""

@@ -134,6 +134,16 @@ class GovernanceStore:
     # -- grants and tokens ---------------------------------------------------------------
     def grants_for(self, principals: list[str]) -> list[GrantRecord]:
         """Every grant of the given principals."""
+        memo: dict[Any, Any] | None = getattr(self, "_memo", None)
+        key = ("grants", tuple(principals))
+        if memo is not None and key in memo:
+            return list(memo[key])  # GrantRecords are frozen
+        found = self._read_grants(principals)
+        if memo is not None:
+            memo[key] = list(found)
+        return found
+
+    def _read_grants(self, principals: list[str]) -> list[GrantRecord]:
         rows = self.conn.execute(sa.select(t.grants).where(t.grants.c.principal_id.in_(principals)))
         return [
             GrantRecord(

@@ -83,6 +83,20 @@ class IndexStore:
             total += int(self.conn.execute(count.where(cond)).scalar_one())
         return total
 
+    def oldest_work_enqueued(
+        self, position: int, ranges: Sequence[tuple[int, int]] = ()
+    ) -> datetime | None:
+        """When the oldest row after ``position`` or in ``ranges`` was enqueued (``None``: no
+        such row) — how long an index's oldest pending work has waited."""
+        c = t.index_outbox.c
+        conds = [c.outbox_id > position]
+        for start in range(0, len(ranges), 100):
+            part = ranges[start : start + 100]
+            conds.append(sa.or_(*(c.outbox_id.between(low, high) for low, high in part)))
+        q = sa.select(sa.func.min(c.enqueued_at)).where(sa.or_(*conds))
+        at: datetime | None = self.conn.execute(q).scalar()
+        return at
+
     def outbox_ids_between(self, low: int, high: int) -> list[int]:
         """The outbox ids in ``[low, high]``, ascending."""
         c = t.index_outbox.c

@@ -38,6 +38,9 @@ def test_not_serving_while_the_index_is_gone_then_serving_again(world: World) ->
     """Readiness is the index being on disk and able to catch up (lag alone does not make a
     server unready: it is caught up on the next write, read or status)."""
     world.canonical("Indexed", "# Indexed\n\nsomething to index\n")
+    upkeep = world.app.status_upkeep
+    assert upkeep is not None
+    assert upkeep.wait_idle()  # not deleted in the middle of the background batch
     with serve(world) as client:
         assert _check(client.channel, SERVICE_NAMES[0]) == SERVING
         shutil.rmtree(world.app.settings.index_dir)  # deleted underneath the running server

@@ -102,6 +102,9 @@ def inject(monkeypatch: pytest.MonkeyPatch) -> Callable[[str, Callable[[Smoke], 
 
 def _delete_index(run: Smoke) -> None:
     assert run.instance is not None
+    upkeep = run.instance.app.status_upkeep
+    assert upkeep is not None
+    assert upkeep.wait_idle()  # deleted between two batches, not under one being written
     shutil.rmtree(run.instance.settings.index_dir)
 
 

@@ -26,11 +26,12 @@ def lagging(world: World, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     background wake-up) asked for from now on."""
     asked: list[str] = []
     indexer: Any = world.app.indexer
-    monkeypatch.setattr(indexer, "catch_up", lambda **_: asked.append("catch_up") or 0)
-    world.canonical("Lagging", "# Lagging\n\nnot indexed yet\n")  # its catch-up is recorded
-    asked.clear()
     upkeep: Any = world.app.status_upkeep
+    assert upkeep.wait_idle()  # the round the world's own writes woke is over
+    monkeypatch.setattr(indexer, "catch_up", lambda **_: asked.append("catch_up") or 0)
     monkeypatch.setattr(upkeep, "poke", lambda: asked.append("poke"))
+    world.canonical("Lagging", "# Lagging\n\nnot indexed yet\n")  # its wake-up is recorded
+    asked.clear()
     assert indexer.status()["pending"] > 0
     return asked
 
@@ -39,7 +40,7 @@ def test_rest_readyz_and_index_status_report_the_lag_without_applying_it(
     world: World, lagging: list[str]
 ) -> None:
     with rest_client(world) as rest:
-        lagging.clear()  # minting the client's tokens (writes) caught up as writes do
+        lagging.clear()  # minting the client's tokens (writes) woke the upkeep as writes do
         ready = rest.client.get("/readyz")
         assert ready.status_code == 200
         assert ready.json()["index"]["pending"] > 0
@@ -53,7 +54,7 @@ def test_grpc_health_check_reads_readiness_without_catching_up(
     world: World, lagging: list[str]
 ) -> None:
     with serve(world) as client:
-        lagging.clear()  # minting the client's tokens (writes) caught up as writes do
+        lagging.clear()  # minting the client's tokens (writes) woke the upkeep as writes do
         probe = health_pb2_grpc.HealthStub(client.channel)
         answer = probe.Check(health_pb2.HealthCheckRequest(service=""), timeout=10)
         assert answer.status == health_pb2.HealthCheckResponse.SERVING

@@ -234,6 +234,9 @@ UNKNOWN: dict[str, Case] = {
 
 
 def row_counts(w: World) -> dict[str, int]:
+    upkeep = w.app.status_upkeep
+    if upkeep is not None:  # the chunk rows of earlier writes are written in the background
+        assert upkeep.wait_idle()
     with w.app.engine.connect() as conn:
         return {
             name: conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()

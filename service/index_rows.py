@@ -1,0 +1,70 @@
+"""What the index upkeep writes: a version's index documents and chunk rows, and the open gaps
+of a watermark (``service.index_ops``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from domain.records import IndexableVersion
+from projection.keyword_index import Gap, IndexedChunk, classification_rank, indexed_chunks
+from projection.selection import epoch_of, is_superseded
+
+
+def chunks_of(v: IndexableVersion) -> list[IndexedChunk]:
+    """The index documents of one indexable version."""
+    recorded_at = epoch_of(v.recorded_at)
+    assert recorded_at is not None
+    return indexed_chunks(
+        body=v.body,
+        title=v.title,
+        repository_key=v.repo_key,
+        element_id=v.element_id,
+        version_id=v.version_id,
+        classification_rank=classification_rank(v.classification),
+        source_kind=v.source_kind,
+        type_key=v.type_key,
+        recorded_at=recorded_at,
+        retired_at=epoch_of(v.retired_at),
+        effective_from=epoch_of(v.metadata.get("effective_from")),
+        effective_to=epoch_of(v.metadata.get("effective_to")),
+        superseded=is_superseded(v.metadata),
+    )
+
+
+def chunk_rows(chunks: Iterable[IndexedChunk]) -> list[dict[str, Any]]:
+    """The ``chunks`` table rows of index documents."""
+    counters: dict[str, int] = {}
+    rows = []
+    for c in chunks:
+        ordinal = counters.get(c.version_id, 0)
+        counters[c.version_id] = ordinal + 1
+        rows.append({
+            "chunk_id": c.chunk_id, "version_id": c.version_id, "element_id": c.element_id,
+            "ordinal": ordinal, "chunk_key": c.chunk_key, "heading_path": c.heading_path,
+            "start": c.start, "end": c.end,
+        })  # fmt: skip
+    return rows
+
+
+def skipped(position: int, ids: list[int], seen: float) -> list[Gap]:
+    """The ranges of ids after ``position`` that the ascending ``ids`` skip."""
+    gaps: list[Gap] = []
+    previous = position
+    for outbox_id in ids:
+        if outbox_id > previous + 1:
+            gaps.append((previous + 1, outbox_id - 1, seen))
+        previous = max(previous, outbox_id)
+    return gaps
+
+
+def without(gaps: list[Gap], found: list[int]) -> list[Gap]:
+    """``gaps`` minus the ids ``found`` in them (a range splits around each)."""
+    remaining: list[Gap] = []
+    for low, high, seen in gaps:
+        inside = sorted(i for i in found if low <= i <= high)
+        remaining += skipped(low - 1, inside, seen)
+        last = inside[-1] if inside else low - 1
+        if last < high:
+            remaining.append((last + 1, high, seen))
+    return remaining
