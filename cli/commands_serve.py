@@ -164,7 +164,10 @@ def serve(
         return
     server = AmeideServer(service, settings, config)
     configure_logging()
-    server.run(on_ready=lambda e: _announce({**asdict(e), "workers": 1}, as_json=s.json))
+    # a drain that finished is a clean stop: exit 0, as the supervisor of several workers does
+    server.run(
+        on_ready=lambda e: _announce({**asdict(e), "workers": 1}, as_json=s.json), reraise=False
+    )
 
 
 def _announce(endpoints: dict[str, Any], *, as_json: bool) -> None:

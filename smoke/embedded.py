@@ -96,6 +96,13 @@ class EmbeddedInstance:
             upkeep.wait_idle(60)
         health = self.service.health()
         index = health["index"] or {}
+        deadline = time.monotonic() + INDEX_PENDING_SECONDS
+        while (index.get("pending") or 0) > 0 and time.monotonic() < deadline:
+            # a server worker's writes: its own background upkeep applies them (health only
+            # looks, so a lost index is still reported rather than repaired)
+            time.sleep(0.05)
+            health = self.service.health()
+            index = health["index"] or {}
         expect(
             health["ready"] and index.get("consistent"),
             f"the keyword index is not ready: {index.get('indexed_versions')} of "
@@ -109,6 +116,7 @@ class EmbeddedInstance:
 
 
 SERVER_WORKERS = 2
+INDEX_PENDING_SECONDS = 30.0
 
 
 @contextmanager
