@@ -92,7 +92,13 @@ class App:
         self.engine.dispose()
 
 
-def build_app(settings: Settings, *, migrate: bool = False, background: bool = True) -> App:
+def build_app(
+    settings: Settings,
+    *,
+    migrate: bool = False,
+    background: bool = True,
+    embedding: bool | None = None,
+) -> App:
     """Wire storage, authorization, the clock and the git backlog source into a service (no
     work at import time).
 
@@ -101,7 +107,9 @@ def build_app(settings: Settings, *, migrate: bool = False, background: bool = T
     batches there, never inside a write; reads make it cover the writes before them first
     (``ReadPipeline.catch_up_index``). A one-shot CLI command passes ``False``: its writes reach
     the keyword index when it closes (``App.close``) or on its own reads, and semantic recall's
-    vectors — a build it would exit in the middle of — with ``ameide index embed``."""
+    vectors — a build it would exit in the middle of — with ``ameide index embed``.
+    ``embedding=False`` keeps the keyword index's background upkeep but leaves embedding to
+    another process (``ameide serve``'s workers other than the first); default: ``background``."""
     url = settings.resolved_database_url
     if url.startswith("sqlite"):
         _private_home(settings.home, url)
@@ -119,6 +127,7 @@ def build_app(settings: Settings, *, migrate: bool = False, background: bool = T
     semantic = _semantic_recall(settings, plain_uow)
 
     upkeep = BackgroundUpkeep(indexer, settle=SETTLE)
+    embeds = background if embedding is None else embedding and background
     wrote = threading.Event()
 
     def after_commit() -> None:
@@ -129,7 +138,7 @@ def build_app(settings: Settings, *, migrate: bool = False, background: bool = T
         # read, ``index status`` or ``App.close``.
         if background:
             upkeep.poke()
-            if semantic is not None:
+            if semantic is not None and embeds:
                 semantic.poke()
 
     def uow_factory(readonly: bool = False) -> SqlAlchemyUnitOfWork:

@@ -325,9 +325,11 @@ def serve_worker(index: int, spec: WorkerSpec, http: socket.socket, ready: Any) 
     def mark(value: int) -> None:
         ready[index] = value
 
-    # One worker builds the semantic vectors after writes (the others see them when the index
-    # reopens on its commits): N workers embedding the same versions would only compete.
-    app = build_app(spec.settings, background=spec.background and index == 0)
+    # Every worker applies its own writes to the keyword index in the background (a status
+    # check or the smoke waits on that); only the first builds the semantic vectors after
+    # writes (the others see them when the index reopens on its commits): N workers embedding
+    # the same versions would only compete.
+    app = build_app(spec.settings, background=spec.background, embedding=index == 0)
     try:
         server = AmeideServer(
             app.service,

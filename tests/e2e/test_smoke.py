@@ -159,7 +159,7 @@ def test_a_fault_between_steps_fails_the_next_step_by_name(
 
     assert result.exit_code == EXIT_SMOKE_FAILED, result.stdout
     report = _report(result)
-    assert report["failed_step"] == broken
+    assert report["failed_step"] == broken, json.dumps(report)[-3000:]
     statuses = [(s["name"], s["status"]) for s in report["steps"]]
     assert statuses[-1] == (broken, "fail")
     assert all(status == "ok" for _, status in statuses[:-1])
