@@ -19,6 +19,7 @@ generation. POSIX only (``fcntl``), like Whoosh's own file locks.
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import os
 import re
@@ -27,12 +28,55 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+STATE = "state.json"
 READERS = "readers.lock"
 WRITE_LOCK = "write.lock"
 QUEUE_LOCK = "queue.lock"
 _GENERATION = re.compile(r"generation-(\d+)")
 log = logging.getLogger("ameide.index")
+
+StateKey = tuple[int, int, int]
+"""Which ``state.json`` file was read (inode, mtime, size): every save is a new file."""
+
+
+def _key(stat: os.stat_result) -> StateKey:
+    return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+
+
+def read_state(directory: Path) -> tuple[dict[str, Any], StateKey] | None:
+    """``state.json`` with the key of the file read (``None`` when missing or unreadable)."""
+    path = directory / STATE
+    try:
+        stat = os.stat(path)
+        state = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(state, dict) or not isinstance(state.get("generation"), int):
+        return None
+    return state, _key(stat)
+
+
+def state_replaced(directory: Path, known: StateKey | None) -> bool:
+    """Whether ``state.json`` is another file than ``known`` (one ``stat``; a missing one
+    counts as unchanged, keeping what was known)."""
+    try:
+        return _key(os.stat(directory / STATE)) != known
+    except OSError:
+        return False
+
+
+def write_state(directory: Path, state: dict[str, Any]) -> StateKey:
+    """Durably replace ``state.json`` (write, fsync, rename; call holding the write lock)."""
+    path = directory / STATE
+    temporary = path.with_suffix(".tmp")
+    with temporary.open("w", encoding="utf-8") as handle:
+        json.dump(state, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+    return _key(os.stat(path))
 
 
 def generation_path(directory: Path, generation: int) -> Path:

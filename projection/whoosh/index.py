@@ -36,12 +36,16 @@ from whoosh.searching import Searcher
 
 from projection import keyword_index as port
 from projection.generations import (
+    STATE,
     Held,
     WriteLock,
     collect,
     generation_path,
     generations,
     hold,
+    read_state,
+    state_replaced,
+    write_state,
 )
 from projection.keyword_index import MAX_QUERY_TERMS, QUESTION_WORDS
 from projection.whoosh.schema import FORMAT, schema_is_current, stemmer
@@ -49,7 +53,6 @@ from projection.whoosh.scoring import CHUNK_FIELD_WEIGHTS, VERSION_FIELD_WEIGHTS
 from projection.whoosh.segments import Replaced, Side
 from projection.whoosh.writing import add_version, fill, purge_deleted, writing
 
-_STATE = "state.json"
 _T = TypeVar("_T")
 log = logging.getLogger("ameide.index")
 
@@ -211,7 +214,7 @@ class WhooshKeywordIndex:
         for _ in range(3):
             self._follow()
             try:
-                on_disk = json.loads((self._directory / _STATE).read_text("utf-8"))["generation"]
+                on_disk = json.loads((self._directory / STATE).read_text("utf-8"))["generation"]
             except (OSError, ValueError, KeyError, TypeError):
                 return False
             if on_disk == self._generation:
@@ -350,27 +353,17 @@ class WhooshKeywordIndex:
 
     def _read_state(self) -> dict[str, Any] | None:
         """``state.json`` (``None`` when missing or unreadable), noting which file was read."""
-        path = self._directory / _STATE
-        try:
-            stat = os.stat(path)
-            state = json.loads(path.read_text("utf-8"))
-        except (OSError, ValueError):
+        found = read_state(self._directory)
+        if found is None:
             return None
-        if not isinstance(state, dict) or not isinstance(state.get("generation"), int):
-            return None
-        self._state_key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        state, self._state_key = found
         return state
 
     def _refresh(self, *, force: bool = False) -> None:
         """Re-read ``state.json`` if another process (or thread) replaced it (each save is a
         new file: one ``stat`` tells); a missing one keeps what was known."""
-        if not force:
-            try:
-                stat = os.stat(self._directory / _STATE)
-            except OSError:
-                return
-            if (stat.st_ino, stat.st_mtime_ns, stat.st_size) == self._state_key:
-                return
+        if not force and not state_replaced(self._directory, self._state_key):
+            return
         state = self._read_state()
         if state is not None and "gaps" in state:
             self._state = state
@@ -383,20 +376,12 @@ class WhooshKeywordIndex:
         always: bool = False,
         gaps: Sequence[port.Gap] | None = None,
     ) -> None:
-        """Durably replace ``state.json`` (write, fsync, rename; call holding the write lock);
-        no position keeps the old, no ``gaps`` keeps the open gaps."""
+        """Durably replace ``state.json`` (call holding the write lock); no position keeps the
+        old, no ``gaps`` keeps the open gaps."""
         if position is None and not always:
             return
         generation = generation or self._generation
         kept = self._state.get("gaps", []) if gaps is None else [list(gap) for gap in gaps]
         state = {"generation": generation, "position": position, "format": FORMAT, "gaps": kept}
-        path = self._directory / _STATE
-        temporary = path.with_suffix(".tmp")
-        with temporary.open("w", encoding="utf-8") as handle:
-            json.dump(state, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-        stat = os.stat(path)
-        self._state_key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        self._state_key = write_state(self._directory, state)
         self._state = state
