@@ -65,7 +65,7 @@ class WhooshKeywordIndex:
     rebuilds fast) and switches both in one atomic rename, so readers never see a partial index
     and a crashed rebuild leaves the old one current. Every process sharing the directory
     follows the new generation on its next use; the old one stays on disk until the last
-    process holding it has switched (see :mod:`projection.whoosh.generations`).
+    process holding it has switched (see :mod:`projection.generations`).
     """
 
     engine = "whoosh"

@@ -600,7 +600,7 @@ def test_searches_in_two_objects_never_fail_while_one_rebuilds_and_the_other_wri
 
 
 def _generations(tmp_path: Path) -> list[int]:
-    from projection.whoosh.generations import generations
+    from projection.generations import generations
 
     return generations(tmp_path / "index")
 
