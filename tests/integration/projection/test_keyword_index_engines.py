@@ -507,7 +507,7 @@ def test_an_index_follows_a_generation_another_process_published(tmp_path: Path)
 
 
 def test_a_generation_is_removed_only_when_no_holder_is_left(tmp_path: Path) -> None:
-    from projection.whoosh import generations as g
+    from projection import generations as g
 
     directory = tmp_path / "index"
     readers = [Index(directory) for _ in range(2)]
@@ -528,7 +528,7 @@ def test_a_generation_is_removed_only_when_no_holder_is_left(tmp_path: Path) -> 
 def test_hold_refuses_a_removed_generation_and_the_write_lock_excludes_others(
     tmp_path: Path,
 ) -> None:
-    from projection.whoosh import generations as g
+    from projection import generations as g
 
     path = tmp_path / "generation-1"
     path.mkdir()
