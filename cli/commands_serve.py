@@ -128,11 +128,14 @@ def serve(
     On a non-loopback --host, bearer tokens are required and so is TLS (--tls-cert/--tls-key)
     unless --insecure-http; add the names clients use with --allowed-host. With --workers N
     (N > 1), N processes share the ports and /readyz is ready only when every one is."""
+    from runtime import serving_process
     from server.serve import AmeideServer, ServeConfig, configure_logging
     from server.workers import WorkerPool, default_workers
 
     s = session(ctx, json_)
     count = workers or default_workers()
+    if count == 1:  # several workers: each sets itself up in serve_worker
+        serving_process()
     s.background = count == 1  # a long-running process: semantic vectors are built as writes come
     service = s.service  # opens the database now: fail in one line before binding ports
     settings = s.settings

@@ -31,7 +31,7 @@ from service.settings import Settings
 from storage.db import SqlAlchemyUnitOfWork, make_engine
 from storage.revision import SCHEMA_REVISION, database_revision
 
-__all__ = ["SCHEMA_REVISION", "App", "build_app", "database_revision"]
+__all__ = ["SCHEMA_REVISION", "App", "build_app", "database_revision", "serving_process"]
 
 SETTLE = 0.02
 """Seconds the keyword index's background upkeep lets commits gather into one batch."""
@@ -90,6 +90,18 @@ class App:
         if self.indexer is not None and stopped:
             self.indexer.close()
         self.engine.dispose()
+
+
+def serving_process() -> None:
+    """Set up this process to serve concurrent requests (``ameide serve``, each of its workers):
+    NumPy's BLAS computes on one thread per request thread (the semantic extra's query encoding;
+    see :func:`projection.semantic.encoder.limit_math_threads`), so N workers use N cores rather
+    than N × cores contending threads. A no-op without the semantic extra or when the user set
+    ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS``."""
+    from projection.semantic import encoder  # standard library only at import
+
+    if encoder.limit_math_threads(1):
+        log.debug("BLAS limited to one thread per request thread")
 
 
 def build_app(

@@ -312,7 +312,7 @@ def _bind_error(host: str, port: int, exc: OSError, field: str) -> InvalidArgume
 def serve_worker(index: int, spec: WorkerSpec, http: socket.socket, ready: Any) -> None:
     """One worker: open the home, serve on the inherited HTTP socket and the shared gRPC port
     until SIGTERM (or its supervisor is gone), drain, and exit 0."""
-    from runtime import build_app
+    from runtime import build_app, serving_process
     from server.serve import AmeideServer, configure_logging
 
     os.setpgrp()  # a terminal's Ctrl-C reaches the supervisor only, which drains the workers
@@ -329,6 +329,7 @@ def serve_worker(index: int, spec: WorkerSpec, http: socket.socket, ready: Any) 
     # check or the smoke waits on that); only the first builds the semantic vectors after
     # writes (the others see them when the index reopens on its commits): N workers embedding
     # the same versions would only compete.
+    serving_process()
     app = build_app(spec.settings, background=spec.background, embedding=index == 0)
     try:
         server = AmeideServer(

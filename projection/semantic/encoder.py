@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,32 @@ def model_dir() -> Path | None:
         return None
     path = Path(next(iter(spec.submodule_search_locations))) / "model"
     return path if (path / "model.safetensors").is_file() else None
+
+
+#: Environment variables through which a user sets the math libraries' thread count; when one is
+#: set, :func:`limit_math_threads` leaves the libraries as the user asked.
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def limit_math_threads(count: int = 1) -> bool:
+    """Cap NumPy's BLAS at ``count`` threads in this process; whether a cap was applied.
+
+    A server encodes one short query per request, on many request threads at once: BLAS's own
+    threads only add contention there (each matrix product of a ~10-token query is far too small
+    to split, and OpenBLAS's idle threads spin), which showed as ~1.9 cores busy for one client
+    and request latency growing with concurrency. One BLAS thread per request thread lets the
+    requests themselves use the cores (NumPy releases the GIL in the products). Without the
+    semantic extra, or when the user set ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` /
+    ``MKL_NUM_THREADS``, nothing changes."""
+    if any(os.environ.get(name) for name in THREAD_VARIABLES) or not available():
+        return False
+    try:
+        import numpy  # noqa: F401  (loads the BLAS library threadpoolctl then finds)
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return False
+    threadpool_limits(limits=count, user_api="blas")
+    return True
 
 
 def available() -> bool:

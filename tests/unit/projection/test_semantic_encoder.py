@@ -53,3 +53,41 @@ def test_meaning_beats_shared_words_across_vocabulary(encoder) -> None:  # type:
         ]
     )
     assert float(query @ paraphrase) > float(query @ same_words)
+
+
+_THREADS_PROBE = """
+import json, sys
+from threadpoolctl import threadpool_info, threadpool_limits
+import numpy  # noqa: F401
+threadpool_limits(limits=2, user_api="blas")  # as a 2+-core machine starts, whatever this one has
+from runtime import serving_process
+serving_process()
+print(json.dumps([lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]))
+"""
+
+
+@pytest.mark.parametrize("user_setting", [None, "2"])
+def test_a_serving_process_computes_blas_on_one_thread_unless_the_user_said(
+    user_setting: str | None,
+) -> None:
+    """`ameide serve` (and each worker) caps NumPy's BLAS at one thread: a query's products are
+    too small to split and idle OpenBLAS threads spin, so concurrent requests contended for the
+    cores. A user's own OPENBLAS_NUM_THREADS is left as it is."""
+    require_semantic()
+    import os
+    import subprocess
+    import sys
+
+    from projection.semantic.encoder import THREAD_VARIABLES
+
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+    if user_setting is not None:
+        env["OPENBLAS_NUM_THREADS"] = user_setting
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run(
+        [sys.executable, "-c", _THREADS_PROBE], env=env, cwd=root, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    counts = json.loads(done.stdout)
+    assert counts, "NumPy's BLAS library was not found"
+    assert set(counts) == ({1} if user_setting is None else {2})
