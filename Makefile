@@ -76,7 +76,9 @@ contracts: dev
 # in parallel, one worker per core (pytest-xdist); a file's tests stay together, in order. Then
 # the files whose outcome depends on the keyword index engine (marked index_engine in
 # tests/conftest.py) run again on the other engine, tantivy.
-PYTEST := $(BIN)/pytest -p no:cacheprovider -n auto --dist loadfile
+# One BLAS thread per test process: the xdist workers already use every core, and OpenBLAS's
+# own threads, oversubscribed, spin (the semantic tests used a third more CPU with them).
+PYTEST := OPENBLAS_NUM_THREADS=1 $(BIN)/pytest -p no:cacheprovider -n auto --dist loadfile
 pytest: dev inspector browser
 	@$(PYTEST); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest ran no test: failing" >&2; exit 1; fi; \
