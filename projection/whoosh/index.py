@@ -22,6 +22,7 @@ its own BM25 statistics.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -269,7 +270,7 @@ class WhooshKeywordIndex:
 
         def ranked(side: Side, searcher: Searcher) -> list[tuple[Any, float]]:
             scored = side.scores(searcher, terms, weights, index_filter)
-            return top(searcher, scored, limit, per_version)
+            return top(functools.partial(side.stored_fields, searcher), scored, limit, per_version)
 
         return self._using(which, ranked)
 

@@ -14,7 +14,7 @@ import heapq
 import itertools
 import sys
 from array import array
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from operator import itemgetter
 from typing import Any
 
@@ -22,7 +22,6 @@ from whoosh.codec.whoosh3 import W3LeafMatcher
 from whoosh.columns import NumericColumn
 from whoosh.matching.wrappers import FilterMatcher
 from whoosh.reading import SegmentReader, TermNotFound
-from whoosh.searching import Searcher
 
 B, K1 = 0.75, 1.2  # BM25F parameters (Whoosh's defaults)
 # Field weights. Real backlogs have long, generic headings ("How it maps", "Why this matters",
@@ -105,16 +104,15 @@ def column_lengths(reader: SegmentReader, column_name: str) -> array[int]:
 
 
 def top(
-    searcher: Searcher, scored: dict[int, float], limit: int, per_version: int | None
+    stored: Callable[[int], Any], scored: dict[int, float], limit: int, per_version: int | None
 ) -> list[tuple[Any, float]]:
     """The top ``limit`` results, at most ``per_version`` per version, equal scores by id.
 
     Whole groups of equal scores are taken in descending order, each sorted by id (document
     numbers depend on how segments were merged; ids make a rebuild answer alike), and stored
-    fields are only read for the groups needed. A group cut by the end of the top list
-    lengthens the list.
+    fields are only read for the groups needed (``stored``: a document number's stored hit).
+    A group cut by the end of the top list lengthens the list.
     """
-    reader = searcher.reader()
     wanted = limit * (1 if per_version is None else 4) + 1
     while True:
         best = heapq.nlargest(wanted, scored.items(), key=itemgetter(1))
@@ -129,7 +127,7 @@ def top(
                 end += 1
             if end == len(best) and not complete:
                 break  # the group may go on past the list
-            hits = [reader.stored_fields(doc)["hit"] for doc, _ in best[start:end]]
+            hits = [stored(doc) for doc, _ in best[start:end]]
             hits.sort(key=lambda hit: hit.get("chunk_id", hit["version_id"]))
             for hit in hits:
                 if per_version is None or _take(taken, hit["version_id"], per_version):

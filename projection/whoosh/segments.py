@@ -3,7 +3,11 @@
 One searcher per index is reused until this process commits. Segments never change, so the
 documents of each filter criterion and each filter's admitted set are cached per segment (and
 deletion count): after a commit only new segments are filtered. Field lengths are cached per
-segment too, and the average lengths per searcher.
+segment too, and the average lengths per searcher. A word's postings are kept decoded per
+segment, and weighed (BM25 before idf) per admitted set and average length, so a common word is
+weighed once per filter rather than once per search; documents' stored hits are kept for the
+searcher. Every key names what its value depends on, so a commit, a deletion or another filter
+never finds a value computed for another state.
 """
 
 # Whoosh's own annotations are partial; strict mypy would flag every call into it.
@@ -12,6 +16,7 @@ segment too, and the average lengths per searcher.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 import threading
@@ -37,6 +42,13 @@ _SEGMENT_CACHE_SIZE = 2_000
 _POSTINGS_CACHE_SIZE = 4_000_000
 """Most postings kept decoded in memory, each kept word counting one more (about 12 bytes a
 posting: 48 MB at most)."""
+_WEIGHTED_CACHE_SIZE = 2_000_000
+"""Most admitted postings kept with their BM25 weight per filter, each kept word counting one
+more (about 16 bytes a posting: 32 MB at most)."""
+_STORED_CACHE_SIZE = 20_000
+"""Most documents' stored fields kept decoded for the current searcher."""
+Weighted = tuple["array[int]", "array[float]"]
+"""Admitted postings of a word as (document numbers plus offset, BM25 weights before idf)."""
 _ALLOWLISTED = frozenset({"version_id", "element_id"})  # filtered by long lists of values
 _NO_DOCS: frozenset[int] = frozenset()
 _MTIME_GRAIN_NS = 3_000_000_000  # coarser than any file system's mtime resolution
@@ -58,7 +70,11 @@ class Side:
         self._searcher: Searcher | None = None
         self._leaves: list[Leaf] = []
         self._lock = threading.Lock()
-        self._admitted: OrderedDict[tuple[str, int, port.IndexFilter], set[int]] = OrderedDict()
+        # per (segment, deletions, filter): the admitted documents and a number naming that set
+        self._admitted: OrderedDict[tuple[str, int, port.IndexFilter], tuple[set[int], int]] = (
+            OrderedDict()
+        )
+        self._admissions = itertools.count()
         self._by_value: dict[tuple[str, Hashable], dict[str, frozenset[int]]] = {}
         self._segment_docs: OrderedDict[tuple[str, Hashable], frozenset[int]] = OrderedDict()
         self._lengths: dict[tuple[str, str], tuple[array[int], int]] = {}
@@ -67,6 +83,13 @@ class Side:
             OrderedDict()
         )
         self._postings_held = 0
+        # per (admitted set's number, field, word, normalisation): the admitted postings of the
+        # word in that segment's field as (document numbers + offset, BM25 weights before idf)
+        self._weighted: OrderedDict[tuple[int, str, str, tuple[float, float]], Weighted] = (
+            OrderedDict()
+        )
+        self._weighted_held = 0
+        self._stored: dict[int, Any] = {}  # document number → stored hit, for this searcher
         # per (field, filter): average length over the admitted documents, for this searcher
         self._norms: OrderedDict[tuple[str, Any], tuple[float, float]] = OrderedDict()
 
@@ -126,6 +149,7 @@ class Side:
         self._postings = OrderedDict((k, v) for k, v in self._postings.items() if k[0] in live)
         self._postings_held = sum(len(ids) + 1 for ids, _ in self._postings.values())
         self._norms = OrderedDict()
+        self._stored = {}
 
     def scores(
         self,
@@ -148,29 +172,76 @@ class Side:
         Like Whoosh, ``idf = log(N / (df + 1)) + 1``.
         """
         scored: dict[int, float] = {}
-        admitted = self.admitted(index_filter)
-        population = sum(len(docs) for docs in admitted)
+        admitted = self._admitted_sets(index_filter)
+        population = sum(len(docs) for docs, _ in admitted)
         if not population:
             return scored
-        normalised = {
-            name: self._normalisation(name, admitted, index_filter) for name, _ in weights
-        }
+        sets = [docs for docs, _ in admitted]
+        normalised = {name: self._normalisation(name, sets, index_filter) for name, _ in weights}
         for term in terms:
             for name, boost in weights:
-                partial: dict[int, float] = {}
-                for leaf, allowed in zip(self._leaves, admitted, strict=True):
-                    if allowed:
-                        blocks = self.postings(leaf, name, term)
-                        counts = self.lengths(leaf, name)[0]
-                        norm = normalised[name]
-                        accumulate(partial, blocks, allowed, leaf.offset, K1 + 1, norm, counts)
-                if not partial:
+                found = [
+                    self._weighted_postings(leaf, allowed, number, name, term, normalised[name])
+                    for leaf, (allowed, number) in zip(self._leaves, admitted, strict=True)
+                    if allowed
+                ]
+                matched = sum(len(keys) for keys, _ in found)
+                if not matched:
                     continue
-                scale = boost * (math.log(population / (len(partial) + 1)) + 1)
-                get = scored.get
-                for key, value in partial.items():
-                    scored[key] = get(key, 0.0) + scale * value
+                scale = boost * (math.log(population / (matched + 1)) + 1)
+                for keys, values in found:
+                    if not scored:  # the same sums in one step: 0.0 + x is x
+                        scored = dict(zip(keys, [scale * value for value in values], strict=True))
+                        continue
+                    get = scored.get
+                    for key, value in zip(keys, values, strict=True):
+                        scored[key] = get(key, 0.0) + scale * value
         return scored
+
+    def stored_fields(self, searcher: Searcher, doc: int) -> Any:
+        """A document's stored hit (call inside :meth:`searching` with its searcher), kept
+        decoded until the searcher is reopened: the same documents top one query after another.
+        """
+        found = self._stored.get(doc)
+        if found is None:
+            if len(self._stored) >= _STORED_CACHE_SIZE:
+                self._stored.clear()
+            found = self._stored[doc] = searcher.reader().stored_fields(doc)["hit"]
+        return found
+
+    def _weighted_postings(
+        self,
+        leaf: Leaf,
+        allowed: set[int],
+        admission: int,
+        name: str,
+        term: str,
+        norm: tuple[float, float],
+    ) -> Weighted:
+        """A word's admitted postings in one segment's field with their BM25 weight before idf
+        (``tf·(k1+1) / (tf + k1·(1 - b + b·length/average length))``), as (document numbers
+        plus the segment's offset, weights).
+
+        Kept per admitted set (its number changes with the segment, its deletions and the
+        filter) and normalisation (the average length over every admitted document), so the
+        same word under the same filter is weighed once: common words come back query after
+        query, and weighing their postings was most of a search. The least recently used are
+        dropped beyond :data:`_WEIGHTED_CACHE_SIZE` postings.
+        """
+        key = (admission, name, term, norm)
+        found = self._weighted.get(key)
+        if found is None:
+            partial: dict[int, float] = {}
+            blocks = self.postings(leaf, name, term)
+            counts = self.lengths(leaf, name)[0]
+            accumulate(partial, blocks, allowed, leaf.offset, K1 + 1, norm, counts)
+            found = self._weighted[key] = (array("q", partial), array("d", partial.values()))
+            self._weighted_held += len(partial) + 1
+            while self._weighted_held > _WEIGHTED_CACHE_SIZE and len(self._weighted) > 1:
+                self._weighted_held -= len(self._weighted.popitem(last=False)[1][0]) + 1
+        else:
+            self._weighted.move_to_end(key)
+        return found
 
     def postings(self, leaf: Leaf, name: str, term: str) -> list[tuple[Any, Any]]:
         """A word's postings in one segment's field, decoded once and kept (segments never
@@ -219,17 +290,22 @@ class Side:
         Cached per segment and deletion count, so after a commit only new or changed segments
         are filtered again.
         """
+        return [docs for docs, _ in self._admitted_sets(index_filter)]
+
+    def _admitted_sets(self, index_filter: port.IndexFilter) -> list[tuple[set[int], int]]:
+        """:meth:`admitted`, each set with the number naming it while it stays cached (a set
+        computed again gets a new number)."""
         docs = []
         for leaf in self._leaves:
             key = (leaf.key, leaf.deleted, index_filter)
-            local = self._admitted.get(key)
-            if local is None:
+            found = self._admitted.get(key)
+            if found is None:
                 local = docs_admitted(index_filter, functools.partial(self._docs, leaf))
                 if leaf.deleted:
                     local -= leaf.reader.deleted_docs_set
-                self._admitted[key] = local
+                found = self._admitted[key] = (local, next(self._admissions))
             self._admitted.move_to_end(key)
-            docs.append(local)
+            docs.append(found)
         _trim(self._admitted, _FILTER_CACHE_SIZE * max(4, len(self._leaves)))
         return docs
 

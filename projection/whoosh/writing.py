@@ -10,14 +10,14 @@ A rebuild bulk-loads in batches (one huge commit spills to disk and is far slowe
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from whoosh.codec.whoosh3 import W3Codec
 from whoosh.reading import SegmentReader
-from whoosh.writing import IndexWriter
+from whoosh.writing import IndexWriter, SegmentWriter
 
 from projection import keyword_index as port
 from projection.whoosh.schema import LENGTH, Stems, micros
@@ -37,10 +37,14 @@ def fill(sides: tuple[Side, Side], groups: Iterable[list[port.IndexedChunk]], st
     """Bulk-load versions into empty indexes, committing every ``_REBUILD_BATCH`` chunks.
 
     Whoosh sorts a writer's postings at commit; one huge commit spills to disk and is far slower.
+    Postings are grouped by word as they come (:class:`GroupingPool`) rather than sorted one by
+    one at commit.
     """
     remaining = iter(groups)
     while True:
         with writing(sides, merge=False) as writers:
+            for writer in writers:
+                _group_postings(writer)
             added = 0
             for group in remaining:
                 add_version(writers, group, stems)
@@ -131,6 +135,47 @@ def add_version(
         text_length=body.total(),
         hit=hit,
     )
+
+
+class GroupingPool:
+    """A writer's postings grouped per (field, word) as documents are added, yielded in the
+    order Whoosh's sorting pool yields them: sorted by (field, word, document, weight, value).
+
+    Whoosh's ``PostingPool`` keeps every posting as a tuple and sorts them all at commit (plus
+    a size estimate per posting): a quarter of a corpus rebuild. For a bulk load into a new
+    segment (no segments merged into the pool) grouping gives the same postings in the same
+    order, so the segment files are the same.
+    """
+
+    def __init__(self) -> None:
+        self._words: defaultdict[tuple[str, bytes], list[tuple[int, float, bytes | None]]] = (
+            defaultdict(list)
+        )
+        self.fieldnames: set[str] = set()
+
+    def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
+        fieldname, word, docnum, weight, value = item
+        self._words[fieldname, word].append((docnum, weight, value))
+
+    def iter_postings(self) -> Iterator[tuple[str, bytes, int, float, bytes | None]]:
+        words = self._words
+        self.fieldnames = {fieldname for fieldname, _ in words}
+        for key in sorted(words):
+            fieldname, word = key
+            postings = words[key]
+            postings.sort()  # documents come in order: one pass
+            for docnum, weight, value in postings:
+                yield fieldname, word, docnum, weight, value
+
+    def cleanup(self) -> None:
+        self._words.clear()
+
+
+def _group_postings(writer: IndexWriter) -> None:
+    """Give a bulk-loading ``SegmentWriter`` a :class:`GroupingPool` (another writer keeps
+    its own)."""
+    if isinstance(writer, SegmentWriter) and not writer.pool.runs and not writer.pool.current:
+        writer.pool = GroupingPool()
 
 
 def purge_deleted(writer: Any, segments: list[Any]) -> list[Any]:

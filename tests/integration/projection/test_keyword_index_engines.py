@@ -644,6 +644,56 @@ def test_decoded_postings_are_kept_and_answer_exactly_like_a_fresh_decode(
     assert "late" in versions_of(index.search("backup restore", INTERNAL, limit=40))
 
 
+@whoosh_only
+def test_weighted_postings_and_stored_hits_kept_between_searches_answer_like_a_cold_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from projection.whoosh import segments
+
+    warm = Index(tmp_path / "index")
+    for n in range(30):
+        words = " ".join(["backup"] * (n % 4 + 1) + ["restore"] * (n % 3) + [f"word{n}"])
+        warm.replace_versions(doc(f"v{n}", f"# Part {n}\n{words}\n## More\nbackup notes\n"))
+    narrow = IndexFilter({PLATFORM: 1}, version_ids=frozenset(f"v{n}" for n in range(0, 30, 3)))
+    queries = ("backup restore", "restore word7", "notes backup word12")
+
+    def answers(index: AnyIndex) -> list[object]:
+        return [
+            getattr(index, mode)(q, flt, limit=20)
+            for q in queries
+            for flt in (INTERNAL, narrow)
+            for mode in ("search", "search_versions")
+        ]
+
+    def cold() -> list[object]:
+        fresh = Index(tmp_path / "index")
+        try:
+            return answers(fresh)
+        finally:
+            fresh.close()
+
+    first = answers(warm)
+    assert warm._sides[0]._weighted, "the weighed postings are kept"
+    assert warm._sides[0]._stored, "the stored hits are kept"
+    assert answers(warm) == first == cold()
+    # a commit changes the average lengths and idf; an erasure removes documents: what is
+    # kept for the old segments never answers for the new state
+    warm.replace_versions(doc("late", "# Late\nbackup backup backup restore notes\n"))
+    assert answers(warm) == cold()
+    warm.delete_versions(["v3", "v4"])
+    assert answers(warm) == cold()
+    warm.close()
+    # tiny bounds keep evicting: the answers stay the same
+    monkeypatch.setattr(segments, "_WEIGHTED_CACHE_SIZE", 5)
+    monkeypatch.setattr(segments, "_STORED_CACHE_SIZE", 2)
+    bounded = Index(tmp_path / "index")
+    assert answers(bounded) == answers(bounded) == cold()
+    side = bounded._sides[0]
+    assert len(side._weighted) == 1 or side._weighted_held <= 5
+    assert len(side._stored) <= 2
+    bounded.close()
+
+
 def test_both_engines_leave_out_the_same_stop_words() -> None:
     from whoosh.analysis import STOP_WORDS
 
