@@ -54,6 +54,21 @@ def _tune_sqlite(engine: Engine, *, foreign_keys: bool) -> None:
         conn.exec_driver_sql("BEGIN DEFERRED" if readonly else "BEGIN IMMEDIATE")
 
 
+# The audit chain's statements, run by every write transaction: built once (``storage.store``).
+_heads = t.audit_chain_heads.c
+_LOCK_CHAIN_HEAD = (
+    sa.select(_heads.last_seq, _heads.last_hash)
+    .where(_heads.chain_key == sa.bindparam("key"))
+    .with_for_update()
+)
+_MOVE_CHAIN_HEAD = (
+    t.audit_chain_heads.update()
+    .where(_heads.chain_key == sa.bindparam("key"))
+    .values(last_seq=sa.bindparam("seq"), last_hash=sa.bindparam("digest"))
+)
+_INSERT_EVENTS = t.audit_events.insert()
+
+
 def _is_unique_violation(exc: IntegrityError) -> bool:
     """PostgreSQL SQLSTATE 23505, or SQLite's UNIQUE / PRIMARY KEY constraint failure."""
     orig = exc.orig
@@ -191,14 +206,9 @@ class SqlAlchemyUnitOfWork:
         if not events:
             return
         assert self._conn is not None
-        heads = t.audit_chain_heads.c
         tips: dict[str, tuple[int, str]] = {}
         for chain_key in sorted({ev.chain_key for ev in events}):  # a fixed lock order
-            head = self._conn.execute(
-                sa.select(heads.last_seq, heads.last_hash)
-                .where(heads.chain_key == chain_key)
-                .with_for_update()
-            ).first()
+            head = self._conn.execute(_LOCK_CHAIN_HEAD, {"key": chain_key}).first()
             if head is None:
                 self._conn.execute(
                     t.audit_chain_heads.insert().values(
@@ -232,10 +242,6 @@ class SqlAlchemyUnitOfWork:
                     "payload": ev.payload,
                 }
             )
-        self._conn.execute(t.audit_events.insert(), rows)
+        self._conn.execute(_INSERT_EVENTS, rows[0] if len(rows) == 1 else rows)
         for chain_key, (seq, digest) in tips.items():
-            self._conn.execute(
-                t.audit_chain_heads.update()
-                .where(heads.chain_key == chain_key)
-                .values(last_seq=seq, last_hash=digest)
-            )
+            self._conn.execute(_MOVE_CHAIN_HEAD, {"key": chain_key, "seq": seq, "digest": digest})
