@@ -16,9 +16,11 @@ from domain.repository import Repository
 from domain.values import RepoRef, SourceKind, new_id
 from storage import schema as t
 from storage.rows import (
+    element_as_stored,
     element_from_row,
     element_row,
     relationship_from_row,
+    version_as_stored,
     version_from_row,
     version_row,
 )
@@ -58,11 +60,15 @@ _SET_FIRST_HEAD = (
     .where(_e.element_id == sa.bindparam("id"), _e.head_version_id.is_(None))
     .values(_HEAD_SET)
 )
+# The same, returning the row they leave (SQLite 3.35+, PostgreSQL): what the store remembers.
+_MOVE_HEAD_RETURNING = _MOVE_HEAD.returning(*t.elements.c)
+_SET_FIRST_HEAD_RETURNING = _SET_FIRST_HEAD.returning(*t.elements.c)
 
 
 class _Forgetting:
     """A connection that empties the store's memo before every statement that is not a plain
-    SELECT: any write (or raw SQL) may change what a memoized read returned."""
+    SELECT: any write (or raw SQL) may change what a memoized read returned. The few writes of
+    the governed path whose effect the store knows go around it (``Store._keep``)."""
 
     __slots__ = ("_conn", "_memo")
 
@@ -86,11 +92,19 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
     repository, an element, a version: the gate, the use case and the response each ask) are
     memoized for the unit of work, until its next write or locking read — reads between two
     writes of one transaction may as well share one answer (optimistic concurrency is enforced
-    by the compare-and-swap writes, which are never memoized)."""
+    by the compare-and-swap writes, which are never memoized).
+
+    The writes every governed write makes keep the memo, because the store knows what they
+    change: inserting an element or a version remembers the row as inserted (a row this
+    transaction just wrote, which no other can change before it commits), a head's
+    compare-and-swap remembers the row it returns (or forgets the element when it lost), and
+    proposals, decisions, relationships and the outbox are no memoized table. Every other
+    write still empties the memo."""
 
     def __init__(self, conn: Connection) -> None:
         self._memo: dict[Any, Any] = {}
         self.conn = cast(Connection, _Forgetting(conn, self._memo))
+        self._keep = conn  # for the writes above, which keep the memo
 
     def _memoized(self, key: tuple[Any, ...], read: Callable[[], _T]) -> _T:
         if key in self._memo:
@@ -167,9 +181,11 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
         )
 
     # -- elements and versions -----------------------------------------------------------
-    def insert_element(self, el: Element) -> None:
-        """Insert an element row (head set separately by ``move_head``)."""
-        self.conn.execute(_INSERT_ELEMENT, element_row(el))
+    def insert_element(self, el: Element, head: ElementVersion | None = None) -> None:
+        """Insert an element row, with ``head`` as its head (a new element inserted with its
+        first version), else without one (set later by ``move_head``)."""
+        self._keep.execute(_INSERT_ELEMENT, element_row(el, head))
+        self._memo[("element", el.element_id)] = element_as_stored(el, head)
 
     def get_element(self, element_id: str, *, for_update: bool = False) -> Element | None:
         """An element by id."""
@@ -187,22 +203,32 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
     def move_head(self, element_id: str, expected: str | None, new: ElementVersion) -> bool:
         """Compare-and-swap the head from ``expected`` to ``new``; False when another writer won."""
         params = {"id": element_id, "new_head": new.version_id, "new_seq": new.seq}
-        if expected is None:
-            res = self.conn.execute(_SET_FIRST_HEAD, params)
-        else:
-            res = self.conn.execute(_MOVE_HEAD, {**params, "expected": expected})
-        return res.rowcount == 1
+        if expected is not None:
+            params["expected"] = expected
+        key = ("element", element_id)
+        if not self._keep.dialect.update_returning:  # an SQLite older than 3.35
+            self._memo.pop(key, None)
+            cas = _SET_FIRST_HEAD if expected is None else _MOVE_HEAD
+            return bool(self._keep.execute(cas, params).rowcount == 1)
+        cas = _SET_FIRST_HEAD_RETURNING if expected is None else _MOVE_HEAD_RETURNING
+        row = self._keep.execute(cas, params).first()
+        if row is None:
+            self._memo.pop(key, None)  # another writer moved it: read it again when asked
+            return False
+        self._memo[key] = element_from_row(row)
+        return True
 
     def enqueue_index(self, element_id: str, version_id: str | None, at: datetime) -> None:
         """Announce index work in this transaction: a version to (re)index or drop, or with
         ``version_id=None`` every version of the element (its retirement changed)."""
-        self.conn.execute(
+        self._keep.execute(
             _INSERT_OUTBOX, {"element_id": element_id, "version_id": version_id, "enqueued_at": at}
         )
 
     def insert_version(self, v: ElementVersion) -> None:
         """Insert an immutable version (and announce it to the index)."""
-        self.conn.execute(_INSERT_VERSION, version_row(v))
+        self._keep.execute(_INSERT_VERSION, version_row(v))
+        self._memo[("version", v.version_id)] = version_as_stored(v)
         self.enqueue_index(v.element_id, v.version_id, v.recorded_at)
 
     def get_version(self, version_id: str) -> ElementVersion | None:
@@ -329,7 +355,7 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
             }
             for r in rels
         ]
-        self.conn.execute(_INSERT_RELATIONSHIPS, rows[0] if len(rows) == 1 else rows)
+        self._keep.execute(_INSERT_RELATIONSHIPS, rows[0] if len(rows) == 1 else rows)
 
     def get_relationship(self, relationship_id: str) -> Relationship | None:
         """A relationship by id."""

@@ -44,11 +44,12 @@ class GovernanceStore:
     """Mixin of ``Store``: governance records."""
 
     conn: Connection
+    _keep: Connection  # ``Store``'s connection for writes that leave its memo valid
 
     # -- proposals -----------------------------------------------------------------------
     def insert_proposal(self, p: Proposal, create_spec: dict[str, Any] | None = None) -> None:
         """Insert a proposal record."""
-        self.conn.execute(
+        self._keep.execute(  # proposals are not memoized
             _INSERT_PROPOSAL,
             dict(
                 proposal_id=p.proposal_id,
@@ -86,7 +87,7 @@ class GovernanceStore:
         values = proposal_values(p)
         params = {f"new_{c}": value for c, value in values.items()}
         params.update(id=p.proposal_id, expected=expected_status.value)
-        return self.conn.execute(_save_proposal(tuple(values)), params).rowcount == 1
+        return self._keep.execute(_save_proposal(tuple(values)), params).rowcount == 1
 
     def list_proposals(
         self, repo_key: str, status: ProposalStatus | None = None, proposer: str | None = None
@@ -112,7 +113,7 @@ class GovernanceStore:
 
     def insert_decision(self, values: dict[str, Any]) -> None:
         """Record a decision row."""
-        self.conn.execute(_INSERT_DECISION, values)
+        self._keep.execute(_INSERT_DECISION, values)  # decisions are not memoized
 
     # -- idempotency ---------------------------------------------------------------------
     def get_idempotency(self, repo_key: str, principal: str, key: str) -> Row[Any] | None:
