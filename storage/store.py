@@ -25,7 +25,7 @@ from storage.rows import (
     version_row,
 )
 from storage.store_governance import GovernanceStore
-from storage.store_index import IndexStore
+from storage.store_index import INDEXED_SOURCE_KINDS, IndexStore
 from storage.store_ingest import IngestStore
 from storage.store_read import ReadStore
 
@@ -226,10 +226,15 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
         )
 
     def insert_version(self, v: ElementVersion) -> None:
-        """Insert an immutable version (and announce it to the index)."""
+        """Insert an immutable version and announce it to the index — unless this transaction
+        knows its element as one no index holds (a proposal's body, a decision: the index
+        upkeep would read the row only to skip it). A source kind never changes, so the
+        element this transaction remembers tells it; one it does not remember is announced."""
         self._keep.execute(_INSERT_VERSION, version_row(v))
         self._memo[("version", v.version_id)] = version_as_stored(v)
-        self.enqueue_index(v.element_id, v.version_id, v.recorded_at)
+        el = self._memo.get(("element", v.element_id))
+        if el is None or el.source_kind.value in INDEXED_SOURCE_KINDS:
+            self.enqueue_index(v.element_id, v.version_id, v.recorded_at)
 
     def get_version(self, version_id: str) -> ElementVersion | None:
         """A version by id."""

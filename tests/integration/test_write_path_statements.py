@@ -21,9 +21,10 @@ from domain.values import Classification, SourceKind
 from runtime import App
 from tests.conftest import make_world
 
-PAIR_STATEMENT_BUDGET = 35
+PAIR_STATEMENT_BUDGET = 33
 """Statements of one propose + accept pair on SQLite (BEGINs included, COMMITs not): 44 before
-the store kept its memo across its own writes and inserted new elements with their head."""
+the store kept its memo across its own writes and inserted new elements with their head (35),
+and before versions no index holds (a proposal's body, a decision) stopped entering the outbox."""
 
 
 def _element(repo: str) -> Element:
@@ -122,3 +123,26 @@ def test_a_governed_pair_stays_within_its_statement_budget(sqlite_app: App):
     finally:
         event.remove(sqlite_app.engine, "before_cursor_execute", count)
     assert 0 < len(counted) <= PAIR_STATEMENT_BUDGET, "\n".join(counted)
+
+
+def test_only_versions_an_index_holds_enter_the_outbox(any_app: App):
+    w = make_world(any_app)
+    element_id, head = w.canonical()
+
+    def outbox() -> list[tuple[str, str | None]]:
+        with any_app.engine.connect() as conn:
+            rows = conn.execute(
+                sa.text("select element_id, version_id from index_outbox order by outbox_id")
+            )
+            return [(r.element_id, r.version_id) for r in rows]
+
+    before = outbox()
+    assert (element_id, head) in before
+    p = w.svc.propose(
+        w.agent, w.repo, element_id=element_id, target_version_id=head,
+        body="# Testing SOP\n\nRun it twice.\n", summary="twice",
+    )  # fmt: skip
+    assert outbox() == before  # the proposal's body is no index's business
+    accepted = w.svc.accept(w.curator, p["proposal_id"])
+    # the accepted version, not the decision's
+    assert outbox() == [*before, (element_id, accepted["result_version_id"])]
