@@ -237,9 +237,11 @@ def run(
     only: str | None = None,
     as_of: bool = True,
     profile: Path | None = None,
+    background: bool = True,
 ) -> list[tuple[str, str, str]]:
     """Measure every row of the table (``only``: one backend; ``profile``: cProfile the
-    single-writer run without readers into that file, per backend)."""
+    single-writer run without readers into that file, per backend; ``background=False``: no
+    index upkeep or embedding thread beside the writers, the write path's cost alone)."""
     per_writer = pairs or (20 if quick else 100)
     versions, samples = (2_000, 100) if quick else (10_000, 500)
     rows: list[tuple[str, str, str]] = []
@@ -252,7 +254,7 @@ def run(
                 if drop:
                     drop()
                 continue
-            app = build_app(settings, migrate=True)
+            app = build_app(settings, migrate=True, background=background)
             try:
                 _setup(app, "bench/eng/writes")
                 for n, (writers, readers) in enumerate(SCENARIOS):
@@ -294,8 +296,17 @@ def main() -> None:
     parser.add_argument(
         "--profile", type=Path, help="cProfile the 1-writer run into PROFILE.<backend>"
     )
+    parser.add_argument(
+        "--no-background",
+        action="store_true",
+        help="no background index upkeep or embedding beside the writers (as a one-shot CLI "
+        "command runs): the write path's own cost; reads then apply the outbox themselves",
+    )
     args = parser.parse_args()
-    rows = run(args.quick, args.pairs, args.backend, not args.no_as_of, args.profile)
+    rows = run(
+        args.quick, args.pairs, args.backend, not args.no_as_of, args.profile,
+        background=not args.no_background,
+    )  # fmt: skip
     widths = [max(len(r[i]) for r in [("backend", "measure", "result"), *rows]) for i in range(3)]
     line = "  ".join("-" * w for w in widths)
     print(

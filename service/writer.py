@@ -47,8 +47,7 @@ class ElementWriter:
             at=at,
             provenance=provenance or _provenance(caller),
         )
-        uow.store.insert_element(el)
-        uow.store.move_head(el.element_id, None, v1)
+        uow.store.insert_element(el, head=v1)  # new: nobody else can move its head yet
         uow.store.insert_version(v1)
         el.head_version_id, el.head_seq = v1.version_id, v1.seq
         self.audit.event(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 import weakref
 from collections.abc import Callable
 from types import TracebackType
@@ -11,7 +12,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import IntegrityError, InvalidatePoolError, OperationalError
 
 from domain.audit import GENESIS_HASH, AuditEvent
 from domain.errors import Conflict
@@ -23,13 +24,48 @@ log = logging.getLogger(__name__)
 
 
 def make_engine(url: str, *, for_migrations: bool = False) -> Engine:
-    """An engine for SQLite (WAL; writes serialized by BEGIN IMMEDIATE) or PostgreSQL."""
+    """An engine for SQLite (WAL; writes serialized by BEGIN IMMEDIATE) or PostgreSQL (a
+    pooled connection idle for a while is pinged before use)."""
     if url.startswith("sqlite"):
         engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
         _tune_sqlite(engine, foreign_keys=not for_migrations)
         _TURNS[engine] = WriteTurns()  # this process's writers queue here first (storage.turns)
         return engine
-    return sa.create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    engine = sa.create_engine(url, pool_size=10, max_overflow=20)
+    _ping_when_idle(engine)
+    return engine
+
+
+PING_AFTER_IDLE = 1.0
+"""Seconds a pooled PostgreSQL connection may sit unused before its next checkout pings it."""
+
+
+def _ping_when_idle(engine: Engine) -> None:
+    """Ping a pooled connection on checkout when it sat idle for more than
+    :data:`PING_AFTER_IDLE` seconds: a dead one (server restarted, idle session closed by the
+    server or a proxy) is replaced, and the rest of the pool with it, before a transaction uses it.
+
+    ``pool_pre_ping`` did this on every checkout: one more round trip for every transaction,
+    two of a governed pair's round trips. A connection checked in less than a second ago was
+    working then; one that died within that second fails its transaction like any connection
+    lost mid-transaction (and the pool drops it then)."""
+
+    @event.listens_for(engine, "checkin")
+    def _idle_since(_dbapi_conn: Any, record: Any) -> None:
+        record.info["ameide_idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _ping(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get("ameide_idle_since")  # None: fresh from connect, not pinged
+        if since is None or time.monotonic() - since <= PING_AFTER_IDLE:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_conn)
+        except engine.dialect.loaded_dbapi.Error as exc:
+            if engine.dialect.is_disconnect(exc, dbapi_conn, None):
+                # the pool retries the checkout on a new connection, dropping the older ones
+                raise InvalidatePoolError("a pooled connection was dead on checkout") from exc
+            raise
 
 
 _TURNS: weakref.WeakKeyDictionary[Engine, WriteTurns] = weakref.WeakKeyDictionary()
@@ -52,6 +88,21 @@ def _tune_sqlite(engine: Engine, *, foreign_keys: bool) -> None:
         # on a read→write lock upgrade; read-only work starts DEFERRED and never blocks writers.
         readonly = conn.get_execution_options().get("ameide_readonly", False)
         conn.exec_driver_sql("BEGIN DEFERRED" if readonly else "BEGIN IMMEDIATE")
+
+
+# The audit chain's statements, run by every write transaction: built once (``storage.store``).
+_heads = t.audit_chain_heads.c
+_LOCK_CHAIN_HEAD = (
+    sa.select(_heads.last_seq, _heads.last_hash)
+    .where(_heads.chain_key == sa.bindparam("key"))
+    .with_for_update()
+)
+_MOVE_CHAIN_HEAD = (
+    t.audit_chain_heads.update()
+    .where(_heads.chain_key == sa.bindparam("key"))
+    .values(last_seq=sa.bindparam("seq"), last_hash=sa.bindparam("digest"))
+)
+_INSERT_EVENTS = t.audit_events.insert()
 
 
 def _is_unique_violation(exc: IntegrityError) -> bool:
@@ -191,14 +242,9 @@ class SqlAlchemyUnitOfWork:
         if not events:
             return
         assert self._conn is not None
-        heads = t.audit_chain_heads.c
         tips: dict[str, tuple[int, str]] = {}
         for chain_key in sorted({ev.chain_key for ev in events}):  # a fixed lock order
-            head = self._conn.execute(
-                sa.select(heads.last_seq, heads.last_hash)
-                .where(heads.chain_key == chain_key)
-                .with_for_update()
-            ).first()
+            head = self._conn.execute(_LOCK_CHAIN_HEAD, {"key": chain_key}).first()
             if head is None:
                 self._conn.execute(
                     t.audit_chain_heads.insert().values(
@@ -232,10 +278,6 @@ class SqlAlchemyUnitOfWork:
                     "payload": ev.payload,
                 }
             )
-        self._conn.execute(t.audit_events.insert(), rows)
+        self._conn.execute(_INSERT_EVENTS, rows[0] if len(rows) == 1 else rows)
         for chain_key, (seq, digest) in tips.items():
-            self._conn.execute(
-                t.audit_chain_heads.update()
-                .where(heads.chain_key == chain_key)
-                .values(last_seq=seq, last_hash=digest)
-            )
+            self._conn.execute(_MOVE_CHAIN_HEAD, {"key": chain_key, "seq": seq, "digest": digest})

@@ -6,6 +6,9 @@ The mappers live here, not in ``storage.store``, so the mixins (``store_governan
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+from datetime import UTC
 from typing import Any
 
 from sqlalchemy.engine import Row
@@ -64,6 +67,31 @@ def version_row(v: ElementVersion) -> dict[str, Any]:
         "path": p.path,
         "classification": v.classification.value if v.classification else None,
     }
+
+
+def element_as_stored(el: Element, head: ElementVersion | None = None) -> Element:
+    """``el`` as reading back the row ``element_row(el, head)`` inserted gives it."""
+    return replace(
+        el,
+        created_at=el.created_at.astimezone(UTC),
+        head_version_id=head.version_id if head else None,
+        head_seq=head.seq if head else 0,
+        retired_at=None,
+        retired_by=None,
+    )
+
+
+def version_as_stored(v: ElementVersion) -> ElementVersion:
+    """``v`` as reading back the row ``version_row(v)`` inserted gives it: its metadata through
+    JSON, its time in UTC, erasure unset."""
+    return replace(
+        v,
+        metadata=json.loads(json.dumps(v.metadata)) if v.metadata else {},
+        recorded_at=v.recorded_at.astimezone(UTC),
+        erased_at=None,
+        erased_by=None,
+        erasure_reason=None,
+    )
 
 
 def element_from_row(r: Row[Any]) -> Element:

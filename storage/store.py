@@ -16,23 +16,59 @@ from domain.repository import Repository
 from domain.values import RepoRef, SourceKind, new_id
 from storage import schema as t
 from storage.rows import (
+    element_as_stored,
     element_from_row,
     element_row,
     relationship_from_row,
+    version_as_stored,
     version_from_row,
     version_row,
 )
 from storage.store_governance import GovernanceStore
-from storage.store_index import IndexStore
+from storage.store_index import INDEXED_SOURCE_KINDS, IndexStore
 from storage.store_ingest import IngestStore
 from storage.store_read import ReadStore
 
 _T = TypeVar("_T")
 
+# The statements every governed write runs, built once with bound parameters: executing a
+# prebuilt statement lets SQLAlchemy reuse its cache key and compiled form, where building one
+# per call (``.where(col == value)``, ``.values(**row)``) coerces every value into a new bound
+# parameter and hashes the whole statement again — about five times the Python per execution.
+_e, _v = t.elements.c, t.element_versions.c
+_ELEMENT = sa.select(t.elements).where(_e.element_id == sa.bindparam("element_id"))
+_VERSION = sa.select(t.element_versions).where(_v.version_id == sa.bindparam("version_id"))
+_REPOSITORY = sa.select(t.repositories).where(t.repositories.c.repo_key == sa.bindparam("key"))
+_POINTER = sa.select(t.published_pointers).where(
+    t.published_pointers.c.repo_key == sa.bindparam("key")
+)
+_INSERT_ELEMENT = t.elements.insert()
+_INSERT_VERSION = t.element_versions.insert()
+_INSERT_OUTBOX = t.index_outbox.insert()
+_INSERT_RELATIONSHIPS = t.relationships.insert()
+_HEAD_SET: dict[str, Any] = {
+    "head_version_id": sa.bindparam("new_head"),
+    "head_seq": sa.bindparam("new_seq"),
+}
+_MOVE_HEAD = (
+    t.elements.update()
+    .where(_e.element_id == sa.bindparam("id"), _e.head_version_id == sa.bindparam("expected"))
+    .values(_HEAD_SET)
+)
+_SET_FIRST_HEAD = (
+    t.elements.update()
+    .where(_e.element_id == sa.bindparam("id"), _e.head_version_id.is_(None))
+    .values(_HEAD_SET)
+)
+# The same, returning the row they leave (SQLite 3.35+, PostgreSQL): what the store remembers.
+_MOVE_HEAD_RETURNING = _MOVE_HEAD.returning(*t.elements.c)
+_SET_FIRST_HEAD_RETURNING = _SET_FIRST_HEAD.returning(*t.elements.c)
+
 
 class _Forgetting:
     """A connection that empties the store's memo before every statement that is not a plain
-    SELECT: any write (or raw SQL) may change what a memoized read returned."""
+    SELECT: any write (or raw SQL) may change what a memoized read returned. The few writes of
+    the governed path whose effect the store knows go around it (``Store._keep``)."""
 
     __slots__ = ("_conn", "_memo")
 
@@ -56,11 +92,19 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
     repository, an element, a version: the gate, the use case and the response each ask) are
     memoized for the unit of work, until its next write or locking read — reads between two
     writes of one transaction may as well share one answer (optimistic concurrency is enforced
-    by the compare-and-swap writes, which are never memoized)."""
+    by the compare-and-swap writes, which are never memoized).
+
+    The writes every governed write makes keep the memo, because the store knows what they
+    change: inserting an element or a version remembers the row as inserted (a row this
+    transaction just wrote, which no other can change before it commits), a head's
+    compare-and-swap remembers the row it returns (or forgets the element when it lost), and
+    proposals, decisions, relationships and the outbox are no memoized table. Every other
+    write still empties the memo."""
 
     def __init__(self, conn: Connection) -> None:
         self._memo: dict[Any, Any] = {}
         self.conn = cast(Connection, _Forgetting(conn, self._memo))
+        self._keep = conn  # for the writes above, which keep the memo
 
     def _memoized(self, key: tuple[Any, ...], read: Callable[[], _T]) -> _T:
         if key in self._memo:
@@ -115,9 +159,7 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
         return None if found is None else copy.copy(found)
 
     def _read_repository(self, key: str) -> Repository | None:
-        r = self.conn.execute(
-            sa.select(t.repositories).where(t.repositories.c.repo_key == key)
-        ).first()
+        r = self.conn.execute(_REPOSITORY, {"key": key}).first()
         if r is None:
             return None
         ref = RepoRef(r.tenant_id, r.organization_id, r.repository_id)
@@ -139,19 +181,20 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
         )
 
     # -- elements and versions -----------------------------------------------------------
-    def insert_element(self, el: Element) -> None:
-        """Insert an element row (head set separately by ``move_head``)."""
-        self.conn.execute(t.elements.insert().values(**element_row(el)))
+    def insert_element(self, el: Element, head: ElementVersion | None = None) -> None:
+        """Insert an element row, with ``head`` as its head (a new element inserted with its
+        first version), else without one (set later by ``move_head``)."""
+        self._keep.execute(_INSERT_ELEMENT, element_row(el, head))
+        self._memo[("element", el.element_id)] = element_as_stored(el, head)
 
     def get_element(self, element_id: str, *, for_update: bool = False) -> Element | None:
         """An element by id."""
-        q = sa.select(t.elements).where(t.elements.c.element_id == element_id)
         if for_update:
-            r = self.conn.execute(q.with_for_update()).first()
+            r = self.conn.execute(_ELEMENT.with_for_update(), {"element_id": element_id}).first()
             return element_from_row(r) if r else None
 
         def read() -> Element | None:
-            r = self.conn.execute(q).first()
+            r = self.conn.execute(_ELEMENT, {"element_id": element_id}).first()
             return element_from_row(r) if r else None
 
         found = self._memoized(("element", element_id), read)
@@ -159,36 +202,45 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
 
     def move_head(self, element_id: str, expected: str | None, new: ElementVersion) -> bool:
         """Compare-and-swap the head from ``expected`` to ``new``; False when another writer won."""
-        c = t.elements.c
-        cond = c.head_version_id.is_(None) if expected is None else c.head_version_id == expected
-        res = self.conn.execute(
-            t.elements.update()
-            .where(c.element_id == element_id, cond)
-            .values(head_version_id=new.version_id, head_seq=new.seq)
-        )
-        return res.rowcount == 1
+        params = {"id": element_id, "new_head": new.version_id, "new_seq": new.seq}
+        if expected is not None:
+            params["expected"] = expected
+        key = ("element", element_id)
+        if not self._keep.dialect.update_returning:  # an SQLite older than 3.35
+            self._memo.pop(key, None)
+            cas = _SET_FIRST_HEAD if expected is None else _MOVE_HEAD
+            return bool(self._keep.execute(cas, params).rowcount == 1)
+        cas = _SET_FIRST_HEAD_RETURNING if expected is None else _MOVE_HEAD_RETURNING
+        row = self._keep.execute(cas, params).first()
+        if row is None:
+            self._memo.pop(key, None)  # another writer moved it: read it again when asked
+            return False
+        self._memo[key] = element_from_row(row)
+        return True
 
     def enqueue_index(self, element_id: str, version_id: str | None, at: datetime) -> None:
         """Announce index work in this transaction: a version to (re)index or drop, or with
         ``version_id=None`` every version of the element (its retirement changed)."""
-        self.conn.execute(
-            t.index_outbox.insert().values(
-                element_id=element_id, version_id=version_id, enqueued_at=at
-            )
+        self._keep.execute(
+            _INSERT_OUTBOX, {"element_id": element_id, "version_id": version_id, "enqueued_at": at}
         )
 
     def insert_version(self, v: ElementVersion) -> None:
-        """Insert an immutable version (and announce it to the index)."""
-        self.conn.execute(t.element_versions.insert().values(**version_row(v)))
-        self.enqueue_index(v.element_id, v.version_id, v.recorded_at)
+        """Insert an immutable version and announce it to the index — unless this transaction
+        knows its element as one no index holds (a proposal's body, a decision: the index
+        upkeep would read the row only to skip it). A source kind never changes, so the
+        element this transaction remembers tells it; one it does not remember is announced."""
+        self._keep.execute(_INSERT_VERSION, version_row(v))
+        self._memo[("version", v.version_id)] = version_as_stored(v)
+        el = self._memo.get(("element", v.element_id))
+        if el is None or el.source_kind.value in INDEXED_SOURCE_KINDS:
+            self.enqueue_index(v.element_id, v.version_id, v.recorded_at)
 
     def get_version(self, version_id: str) -> ElementVersion | None:
         """A version by id."""
 
         def read() -> ElementVersion | None:
-            r = self.conn.execute(
-                sa.select(t.element_versions).where(t.element_versions.c.version_id == version_id)
-            ).first()
+            r = self.conn.execute(_VERSION, {"version_id": version_id}).first()
             return version_from_row(r) if r else None
 
         return self._memoized(("version", version_id), read)  # frozen
@@ -294,23 +346,21 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
         """Append many relationships in one statement."""
         if not rels:
             return
-        self.conn.execute(
-            t.relationships.insert(),
-            [
-                {
-                    "relationship_id": r.relationship_id,
-                    "repo_key": r.repo_key,
-                    "relationship_kind": r.relationship_kind.value,
-                    "type_key": r.type_key,
-                    "source_element_id": r.source_element_id,
-                    "target_element_id": r.target_element_id,
-                    "metadata": r.metadata,
-                    "recorded_at": r.recorded_at,
-                    "recorded_by": r.recorded_by,
-                }
-                for r in rels
-            ],
-        )
+        rows = [
+            {
+                "relationship_id": r.relationship_id,
+                "repo_key": r.repo_key,
+                "relationship_kind": r.relationship_kind.value,
+                "type_key": r.type_key,
+                "source_element_id": r.source_element_id,
+                "target_element_id": r.target_element_id,
+                "metadata": r.metadata,
+                "recorded_at": r.recorded_at,
+                "recorded_by": r.recorded_by,
+            }
+            for r in rels
+        ]
+        self._keep.execute(_INSERT_RELATIONSHIPS, rows[0] if len(rows) == 1 else rows)
 
     def get_relationship(self, relationship_id: str) -> Relationship | None:
         """A relationship by id."""
@@ -400,9 +450,7 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
 
     def get_pointer(self, repo_key: str) -> tuple[str | None, int]:
         """(published baseline id, revision)."""
-        r = self.conn.execute(
-            sa.select(t.published_pointers).where(t.published_pointers.c.repo_key == repo_key)
-        ).one()
+        r = self.conn.execute(_POINTER, {"key": repo_key}).one()
         return r.baseline_id, r.revision
 
     def move_pointer(self, repo_key: str, expected_revision: int, to: str, at: datetime) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -21,17 +22,36 @@ from storage.rows import (
     version_from_row,
 )
 
+_p, _g = t.proposals.c, t.grants.c
+# Built once, as in ``storage.store``: the governed write path runs these on every call.
+_INSERT_PROPOSAL = t.proposals.insert()
+_PROPOSAL = sa.select(t.proposals).where(_p.proposal_id == sa.bindparam("proposal_id"))
+_INSERT_DECISION = t.decisions.insert()
+_GRANTS = sa.select(t.grants).where(_g.principal_id.in_(sa.bindparam("principals", expanding=True)))
+
+
+@functools.cache
+def _save_proposal(columns: tuple[str, ...]) -> sa.Update:
+    """The compare-and-swap update of a proposal's mutable ``columns`` (built once)."""
+    return (
+        t.proposals.update()
+        .where(_p.proposal_id == sa.bindparam("id"), _p.status == sa.bindparam("expected"))
+        .values({c: sa.bindparam(f"new_{c}") for c in columns})
+    )
+
 
 class GovernanceStore:
     """Mixin of ``Store``: governance records."""
 
     conn: Connection
+    _keep: Connection  # ``Store``'s connection for writes that leave its memo valid
 
     # -- proposals -----------------------------------------------------------------------
     def insert_proposal(self, p: Proposal, create_spec: dict[str, Any] | None = None) -> None:
         """Insert a proposal record."""
-        self.conn.execute(
-            t.proposals.insert().values(
+        self._keep.execute(  # proposals are not memoized
+            _INSERT_PROPOSAL,
+            dict(
                 proposal_id=p.proposal_id,
                 repo_key=p.repo_key,
                 element_id=p.element_id,
@@ -47,14 +67,12 @@ class GovernanceStore:
                 create_spec=create_spec,
                 created_at=p.created_at,
                 **proposal_values(p),
-            )
+            ),
         )
 
     def get_proposal(self, proposal_id: str) -> Proposal | None:
         """A proposal by id."""
-        r = self.conn.execute(
-            sa.select(t.proposals).where(t.proposals.c.proposal_id == proposal_id)
-        ).first()
+        r = self.conn.execute(_PROPOSAL, {"proposal_id": proposal_id}).first()
         return proposal_from_row(r) if r else None
 
     def get_create_spec(self, proposal_id: str) -> dict[str, Any]:
@@ -66,13 +84,10 @@ class GovernanceStore:
 
     def save_proposal(self, p: Proposal, expected_status: ProposalStatus) -> bool:
         """Update mutable fields, compare-and-swap on the status; False when it changed."""
-        c = t.proposals.c
-        res = self.conn.execute(
-            t.proposals.update()
-            .where(c.proposal_id == p.proposal_id, c.status == expected_status.value)
-            .values(**proposal_values(p))
-        )
-        return res.rowcount == 1
+        values = proposal_values(p)
+        params = {f"new_{c}": value for c, value in values.items()}
+        params.update(id=p.proposal_id, expected=expected_status.value)
+        return self._keep.execute(_save_proposal(tuple(values)), params).rowcount == 1
 
     def list_proposals(
         self, repo_key: str, status: ProposalStatus | None = None, proposer: str | None = None
@@ -98,7 +113,7 @@ class GovernanceStore:
 
     def insert_decision(self, values: dict[str, Any]) -> None:
         """Record a decision row."""
-        self.conn.execute(t.decisions.insert().values(**values))
+        self._keep.execute(_INSERT_DECISION, values)  # decisions are not memoized
 
     # -- idempotency ---------------------------------------------------------------------
     def get_idempotency(self, repo_key: str, principal: str, key: str) -> Row[Any] | None:
@@ -144,7 +159,7 @@ class GovernanceStore:
         return found
 
     def _read_grants(self, principals: list[str]) -> list[GrantRecord]:
-        rows = self.conn.execute(sa.select(t.grants).where(t.grants.c.principal_id.in_(principals)))
+        rows = self.conn.execute(_GRANTS, {"principals": list(principals)})
         return [
             GrantRecord(
                 r.grant_id,

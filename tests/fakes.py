@@ -133,8 +133,10 @@ class FakeStore(FakeReadStore):
         return len(self.state.grants) < before
 
     # -- ElementStore ----------------------------------------------------------------------
-    def insert_element(self, el: Element) -> None:
-        self.state.elements[el.element_id] = replace(el, head_version_id=None, head_seq=0)
+    def insert_element(self, el: Element, head: ElementVersion | None = None) -> None:
+        self.state.elements[el.element_id] = replace(
+            el, head_version_id=head.version_id if head else None, head_seq=head.seq if head else 0
+        )
 
     def get_element(self, element_id: str, *, for_update: bool = False) -> Element | None:
         found = self.state.elements.get(element_id)
