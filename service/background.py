@@ -19,11 +19,25 @@ class BackgroundUpkeep:
     keeps the work either way.
 
     ``settle``: seconds the thread waits after being woken before it catches up, so the writes
-    committed meanwhile share one index commit (a batch) instead of one commit each."""
+    committed meanwhile share one index commit (a batch) instead of one commit each.
 
-    def __init__(self, maintainer: IndexMaintainer[Any], *, settle: float = 0.0) -> None:
+    ``quiet``: instead, wait until no write came for ``quiet`` seconds (but ``longest`` seconds
+    at most) — for costly upkeep such as embedding, which would otherwise take the cores from a
+    burst of writes version by version, and which batches better the more it gets at once."""
+
+    def __init__(
+        self,
+        maintainer: IndexMaintainer[Any],
+        *,
+        settle: float = 0.0,
+        quiet: float = 0.0,
+        longest: float = 10.0,
+    ) -> None:
         self.maintainer = maintainer
         self.settle = settle
+        self.quiet = quiet
+        self.longest = longest
+        self._pokes = 0
         self._wake = threading.Event()
         self._stopped = threading.Event()
         self._stop = False
@@ -41,6 +55,7 @@ class BackgroundUpkeep:
                     target=self._run, name=f"upkeep: {self.maintainer.label}", daemon=True
                 )
                 self._thread.start()
+            self._pokes += 1
         self._wake.set()
 
     def _run(self) -> None:
@@ -48,6 +63,8 @@ class BackgroundUpkeep:
             self._wake.wait()
             if self.settle and not self._stop:
                 self._stopped.wait(self.settle)  # let more commits join this batch
+            if self.quiet and not self._stop:
+                self._wait_for_quiet()
             self.busy = True  # before clearing the wake-up: idle() never sees a gap between
             self._wake.clear()
             if self._stop:
@@ -61,6 +78,18 @@ class BackgroundUpkeep:
                 log.exception("background upkeep of the %s failed", self.maintainer.label)
             finally:
                 self.busy = False
+
+    def _wait_for_quiet(self) -> None:
+        """Return once no poke came for ``quiet`` seconds, ``longest`` seconds at most."""
+        deadline = time.monotonic() + self.longest
+        while not self._stop:
+            seen = self._pokes
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            self._stopped.wait(min(self.quiet, remaining))
+            if self._pokes == seen:
+                return
 
     def idle(self) -> bool:
         """True when no round runs and none was asked for (tests, benchmarks: the writes so far

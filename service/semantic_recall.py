@@ -20,6 +20,12 @@ from service.index_ops import IndexMaintainer
 
 STOP_TIMEOUT = 120.0
 """Seconds ``close`` waits for the embedding batch in progress to finish."""
+EMBED_QUIET = 1.0
+EMBED_LONGEST = 10.0
+"""Embedding starts once writes paused for ``EMBED_QUIET`` seconds, or ``EMBED_LONGEST`` seconds
+after the first write it waits for: a version costs ~40 ms of CPU to embed, which, done write by
+write, took the cores from a burst of governed writes (pairs/s fell by half); gathered, it runs
+in fuller batches after the burst. Versions not embedded yet rank by keywords alone meanwhile."""
 
 
 class SemanticRecall:
@@ -33,7 +39,7 @@ class SemanticRecall:
     ) -> None:
         self.maintainer = maintainer
         self.model = model
-        self.upkeep = BackgroundUpkeep(maintainer)
+        self.upkeep = BackgroundUpkeep(maintainer, quiet=EMBED_QUIET, longest=EMBED_LONGEST)
         # shared with the index the maintainer opens (``runtime`` passes it to both), so a close
         # that comes before the index is open still stops the embedding that opens it
         self.stopping = stopping or threading.Event()
