@@ -8,10 +8,9 @@ relationship chain per repository, a published baseline, then a second version o
 canonical document. Then, per engine, in a child process of its own (so its peak RSS is its
 own): ``ameide index rebuild``'s code path (build rate of the whole rebuild — reading the
 versions, chunking, the index, the chunk rows — and of the engine alone, fed as a stream, with
-the peak RSS after each), 100 ten-word
-questions through ``read_context`` as a reader of one repository (published, ``as_of``, 2-hop
-expansion: p50 / p95), one committed write until indexed, the index's size on disk and the
-child's peak RSS.
+the CPU seconds of every thread and the peak RSS after each), 100 ten-word questions through
+``read_context`` as a reader of one repository (published, ``as_of``, 2-hop expansion: p50 /
+p95), one committed write until indexed, the index's size on disk and the child's peak RSS.
 """
 
 from __future__ import annotations
