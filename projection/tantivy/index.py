@@ -61,7 +61,7 @@ from projection.tantivy.schema import (
     FORMAT,
     INDEX_ANALYZER,
     STORED,
-    Words,
+    Terms,
     analyzer,
     filter_queries,
     index_analyzer,
@@ -143,7 +143,7 @@ class TantivyKeywordIndex:
         self._swap = threading.Lock()
         self._state_key: tuple[int, int, int] | None = None
         self._analyzer = analyzer()
-        self._words = Words()
+        self._terms = Terms()
         self._question_words = frozenset(self._analyzer.analyze(" ".join(QUESTION_WORDS)))
         with self._lock.locked():
             state = self._read_state()
@@ -232,7 +232,7 @@ class TantivyKeywordIndex:
                     side.writer(heap=_REBUILD_HEAP, threads=_REBUILD_THREADS) for side in sides
                 ]
                 for group in port.contiguous_versions(chunks):
-                    _add_version(sides, writers, group, self._words)
+                    _add_version(sides, writers, group, self._terms)
                 _commit(sides, writers)
             except BaseException:
                 held.release()
@@ -261,7 +261,7 @@ class TantivyKeywordIndex:
                 for writer in writers:
                     writer.delete_documents_by_term("version_id", version_id)
             for group in groups:
-                _add_version(sides, writers, group, self._words)
+                _add_version(sides, writers, group, self._terms)
         except BaseException:
             for writer in writers:
                 writer.rollback()
@@ -489,10 +489,10 @@ def _add_version(
     sides: Sequence[_Side],
     writers: Sequence[tantivy.IndexWriter],
     group: list[port.IndexedChunk],
-    words: Words,
+    terms: Terms,
 ) -> None:
-    """Add one version: a document per chunk and one for the whole version, their text split
-    into words here (see :func:`~projection.tantivy.schema.index_analyzer`)."""
+    """Add one version: a document per chunk and one for the whole version, their text
+    analysed here (see :func:`~projection.tantivy.schema.index_analyzer`), once for both."""
     first = group[0]
     indexed: dict[str, Any] = {
         "version_id": first.version_id,
@@ -505,15 +505,15 @@ def _add_version(
         "effective_from": micros(first.effective_from),
         "effective_to": micros(first.effective_to),
         "recorded_at": micros(first.recorded_at),
-        "title": words(first.title),
+        "title": terms(first.title),
         "version_key": key(first.version_id),
         "element_key": key(first.element_id),
     }
     indexed = {name: value for name, value in indexed.items() if value is not None}
     chunks_side, versions_side = sides
     ordered = sorted(group, key=lambda chunk: chunk.start)
-    headings = {path: words(path) for path in dict.fromkeys(c.heading_path for c in ordered)}
-    texts = [words(chunk.text) for chunk in ordered]
+    headings = {path: terms(path) for path in dict.fromkeys(c.heading_path for c in ordered)}
+    texts = [terms(chunk.text) for chunk in ordered]
     for chunk, text in zip(ordered, texts, strict=True):
         stored = _json(_chunk_values(chunk)).encode("utf-8")  # by position: smaller
         fields = {**indexed, "heading": headings[chunk.heading_path], "text": text, STORED: stored}
