@@ -35,8 +35,6 @@ from projection import keyword_index as port
 
 FORMAT = 5
 """What the index files hold; bump it when the schema, the analyser or the stored values change."""
-ANALYZER = "ameide_en"
-"""The query analyser's name (what :func:`analyzer` builds)."""
 INDEX_ANALYZER = "ameide_terms"
 """The text fields' analyser: splits at spaces the terms :class:`Terms` found."""
 TEXT_FIELDS = ("title", "heading", "text")
