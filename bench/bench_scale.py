@@ -8,10 +8,9 @@ relationship chain per repository, a published baseline, then a second version o
 canonical document. Then, per engine, in a child process of its own (so its peak RSS is its
 own): ``ameide index rebuild``'s code path (build rate of the whole rebuild — reading the
 versions, chunking, the index, the chunk rows — and of the engine alone, fed as a stream, with
-the peak RSS after each), 100 ten-word
-questions through ``read_context`` as a reader of one repository (published, ``as_of``, 2-hop
-expansion: p50 / p95), one committed write until indexed, the index's size on disk and the
-child's peak RSS.
+the CPU seconds of every thread and the peak RSS after each), 100 ten-word questions through
+``read_context`` as a reader of one repository (published, ``as_of``, 2-hop expansion: p50 /
+p95), one committed write until indexed, the index's size on disk and the child's peak RSS.
 """
 
 from __future__ import annotations
@@ -174,7 +173,7 @@ def measure(home: Path, engine: str, mid: str, *, full_rebuild: bool = True) -> 
     index = app.indexer.index
     # The engine alone, fed as a stream (what its own memory needs): the versions as the
     # database streams them, chunked, into the index's rebuild.
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu()
     with app.uow(readonly=True) as uow:
         top = uow.store.max_outbox_id()
         stream = (
@@ -184,16 +183,16 @@ def measure(home: Path, engine: str, mid: str, *, full_rebuild: bool = True) -> 
             for chunk in chunks_of(v)
         )
         index.rebuild(stream, position=top)
-    streamed = time.perf_counter() - started
+    streamed, streamed_cpu = time.perf_counter() - started, _cpu() - cpu
     rss_engine_build = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     built = {"chunks": index.doc_count(), "versions": index.version_count()}
-    whole = rss_after_build = None
+    whole = whole_cpu = rss_after_build = None
     if full_rebuild:
         # `ameide index rebuild`'s code path (IndexMaintainer.rebuild: it holds every chunk
         # and chunk row in memory at once, and writes the chunk rows to the database too).
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _cpu()
         built = app.indexer.rebuild()
-        whole = time.perf_counter() - started
+        whole, whole_cpu = time.perf_counter() - started, _cpu() - cpu
         rss_after_build = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     questions = generate_questions(SEED, QUESTIONS)
     tenant, org, repo = REPOSITORIES[0].split("/")
@@ -216,8 +215,11 @@ def measure(home: Path, engine: str, mid: str, *, full_rebuild: bool = True) -> 
         "engine_build_chunks_per_s": round(built["chunks"] / streamed),
         "peak_rss_engine_build_mib": round(rss_engine_build),
         "engine_build_seconds": round(streamed, 1),
+        "engine_build_cpu_seconds": round(streamed_cpu, 1),
         "rebuild_chunks_per_s": round(built["chunks"] / whole) if whole else None,
         "rebuild_seconds": round(whole, 1) if whole else None,
+        "rebuild_cpu_seconds": round(whole_cpu, 1) if whole_cpu else None,
+        "load_average": round(os.getloadavg()[0], 1),
         "peak_rss_after_rebuild_mib": round(rss_after_build) if rss_after_build else None,
     }
     for name, action in runs.items():
@@ -228,6 +230,13 @@ def measure(home: Path, engine: str, mid: str, *, full_rebuild: bool = True) -> 
     found["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     app.close()
     return found
+
+
+def _cpu() -> float:
+    """CPU seconds of this process so far, every thread's (tantivy indexes on its own): on a
+    shared machine a steadier figure than the wall time."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _size(directory: Path, *, skip: str) -> int:

@@ -18,6 +18,7 @@ headings inside block quotes or lists are plain text here.
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import re
 import unicodedata
@@ -32,6 +33,7 @@ HEADING_SEPARATOR = " > "
 _MAX_SEGMENT_LENGTH = 64
 _MAX_BASE_LENGTH = 180  # leaves room for "~ordinal@part" within MAX_KEY_LENGTH
 _LINE = re.compile(r"[^\n]*\n?")
+_MARKED_LINE = re.compile(r"^ {0,3}[#`~]", re.MULTILINE)  # may be a heading or a fence
 _HEADING = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)(.*)")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
@@ -62,20 +64,23 @@ def split_into_chunks(body: str, *, max_chars: int = MAX_CHUNK_CHARS) -> list[Ch
     """Split ``body`` into chunks that tile it exactly, keyed by heading path and ordinal."""
     if max_chars < 1:
         raise ValueError("max_chars must be positive")
-    lines = _scan_lines(body)
-    breaks = (
-        [line.start for line in lines if line.paragraph_start],
-        [line.start for line in lines],
-    )
+    breaks: tuple[list[int], list[int]] | None = None  # only a section too long needs them
     chunks: list[Chunk] = []
     ordinals: dict[str, int] = {}
-    for path, start, end in _sections(lines, len(body)):
+    for path, start, end in _sections(_headings(body), len(body)):
         base = _base_key(path)
         ordinal = ordinals.get(base, 0) + 1
         ordinals[base] = ordinal
-        for part, (piece_start, piece_end) in enumerate(
-            _split_long(body, breaks, (start, end), max_chars), start=1
-        ):
+        pieces = [(start, end)]
+        if end - start > max_chars:
+            if breaks is None:
+                lines = _scan_lines(body)
+                breaks = (
+                    [line.start for line in lines if line.paragraph_start],
+                    [line.start for line in lines],
+                )
+            pieces = _split_long(body, breaks, (start, end), max_chars)
+        for part, (piece_start, piece_end) in enumerate(pieces, start=1):
             key = _with_suffixes(base, ordinal, part)
             chunks.append(Chunk(key, path, piece_start, piece_end, body[piece_start:piece_end]))
     return chunks
@@ -98,6 +103,7 @@ def slugify(text: str) -> str:
     return "h-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
+@functools.lru_cache(maxsize=8192)  # headings repeat: every section path repeats its H1
 def _full_slug(text: str) -> str:
     folded = unicodedata.normalize("NFKD", text.casefold())
     ascii_text = folded.encode("ascii", "ignore").decode("ascii")
@@ -127,6 +133,26 @@ def _scan_lines(body: str) -> list[_Line]:
         lines.append(_Line(start, end, heading, paragraph_start))
         previous_blank = _is_blank(content)
     return lines
+
+
+def _headings(body: str) -> list[tuple[int, tuple[int, str]]]:
+    """The start and ``(level, text)`` of every heading line, like :func:`_scan_lines` finds
+    them but reading only the lines that begin like a heading or a fence (no other line opens,
+    closes or is one)."""
+    found: list[tuple[int, tuple[int, str]]] = []
+    fence: tuple[str, int] | None = None
+    for match in _MARKED_LINE.finditer(body):
+        start = match.start()
+        end = body.find("\n", start)
+        content = body[start : len(body) if end < 0 else end].rstrip("\r\n")
+        if fence is not None:
+            if _closes_fence(content, fence):
+                fence = None
+        elif (opened := _opens_fence(content)) is not None:
+            fence = opened
+        elif (heading := _parse_heading(content)) is not None:
+            found.append((start, heading))
+    return found
 
 
 def _is_blank(content: str) -> bool:
@@ -159,23 +185,23 @@ def _parse_heading(content: str) -> tuple[int, str] | None:
     return len(match.group(1)), " ".join(text.split())
 
 
-def _sections(lines: list[_Line], length: int) -> list[tuple[tuple[str, ...], int, int]]:
+def _sections(
+    headings: list[tuple[int, tuple[int, str]]], length: int
+) -> list[tuple[tuple[str, ...], int, int]]:
     """Return ``(heading_path, start, end)`` for the preamble and every heading's section."""
     sections: list[tuple[tuple[str, ...], int, int]] = []
     stack: list[tuple[int, str]] = []
     path: tuple[str, ...] = ()
     start = 0
-    for line in lines:
-        if line.heading is None:
-            continue
-        if line.start > start:
-            sections.append((path, start, line.start))
-        level = line.heading[0]
+    for line_start, heading in headings:
+        if line_start > start:
+            sections.append((path, start, line_start))
+        level = heading[0]
         while stack and stack[-1][0] >= level:
             stack.pop()
-        stack.append(line.heading)
+        stack.append(heading)
         path = tuple(text for _, text in stack)
-        start = line.start
+        start = line_start
     if length > start:
         sections.append((path, start, length))
     return sections

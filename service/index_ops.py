@@ -316,14 +316,21 @@ class IndexMaintainer(Generic[P]):
         just below it (up to :data:`GAP_WINDOW`) may belong to transactions still open, so
         they become open gaps. No outbox row is deleted: other indexes may still need them.
         """
+        chunks: list[IndexedChunk] = []
         with self._uow(readonly=True) as uow:
             top = uow.store.max_outbox_id()
             low = max(top - GAP_WINDOW, uow.store.outbox_pruned_through()) + 1
             present = uow.store.outbox_ids_between(low, top) if top >= low else []
-            chunks = list(self._stream(uow.store.all_indexable_versions(), progress))
-        gaps = skipped(low - 1, present, time.time())
-        self.index.rebuild(chunks, position=top, gaps=gaps)
+            gaps = skipped(low - 1, present, time.time())
+            stream = self._stream(uow.store.all_indexable_versions(), progress)
+            if self._keeps_chunk_rows:
+                # The keyword index takes the chunks as they are read: its engine indexes on
+                # its own threads meanwhile (tantivy's), instead of after all the chunking.
+                self.index.rebuild(_kept(stream, chunks), position=top, gaps=gaps)
+            else:  # the embedding index's long rebuild runs outside the read transaction
+                chunks = list(stream)
         if not self._keeps_chunk_rows:
+            self.index.rebuild(chunks, position=top, gaps=gaps)
             return {"chunks": len(chunks), "versions": len({c.version_id for c in chunks})}
         with self._uow() as uow:
             uow.store.clear_chunk_rows()
@@ -398,3 +405,10 @@ class IndexMaintainer(Generic[P]):
         if self._index is not None:
             self._index.close()
             self._index = None
+
+
+def _kept(chunks: Iterable[IndexedChunk], into: list[IndexedChunk]) -> Iterator[IndexedChunk]:
+    """``chunks``, appending each to ``into`` as it passes."""
+    for chunk in chunks:
+        into.append(chunk)
+        yield chunk

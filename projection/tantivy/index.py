@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import operator
 import os
 import shutil
 import threading
@@ -57,11 +58,13 @@ from projection.generations import (
 )
 from projection.keyword_index import MAX_QUERY_TERMS, QUESTION_WORDS
 from projection.tantivy.schema import (
-    ANALYZER,
     FORMAT,
+    INDEX_ANALYZER,
     STORED,
+    Terms,
     analyzer,
     filter_queries,
+    index_analyzer,
     key,
     long_allowlists,
     micros,
@@ -84,6 +87,8 @@ _HIT_FIELDS = (
     *("repository_key", "source_kind", "type_key", "recorded_at", "retired_at", "superseded"),
 )
 _CHUNK_FIELDS = tuple(field.name for field in dataclass_fields(port.IndexedChunk))
+_chunk_values = operator.attrgetter(*_CHUNK_FIELDS)  # one C call per chunk
+_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # made once
 log = logging.getLogger("ameide.index")
 
 
@@ -94,7 +99,7 @@ class _Side:
         self.path = directory / name
         self.path.mkdir(exist_ok=True)
         self.ix = tantivy.Index(schema(), str(self.path), reuse=True)
-        self.ix.register_tokenizer(ANALYZER, analyzer())
+        self.ix.register_tokenizer(INDEX_ANALYZER, index_analyzer())
         self.ix.config_reader("Manual", 0)
         self.schema = self.ix.schema
         self._seen: tuple[int, int, int] | None = self._meta_key()
@@ -138,6 +143,7 @@ class TantivyKeywordIndex:
         self._swap = threading.Lock()
         self._state_key: tuple[int, int, int] | None = None
         self._analyzer = analyzer()
+        self._terms = Terms()
         self._question_words = frozenset(self._analyzer.analyze(" ".join(QUESTION_WORDS)))
         with self._lock.locked():
             state = self._read_state()
@@ -226,7 +232,7 @@ class TantivyKeywordIndex:
                     side.writer(heap=_REBUILD_HEAP, threads=_REBUILD_THREADS) for side in sides
                 ]
                 for group in port.contiguous_versions(chunks):
-                    _add_version(sides, writers, group)
+                    _add_version(sides, writers, group, self._terms)
                 _commit(sides, writers)
             except BaseException:
                 held.release()
@@ -255,7 +261,7 @@ class TantivyKeywordIndex:
                 for writer in writers:
                     writer.delete_documents_by_term("version_id", version_id)
             for group in groups:
-                _add_version(sides, writers, group)
+                _add_version(sides, writers, group, self._terms)
         except BaseException:
             for writer in writers:
                 writer.rollback()
@@ -480,9 +486,13 @@ def _commit(sides: Sequence[_Side], writers: Sequence[tantivy.IndexWriter]) -> N
 
 
 def _add_version(
-    sides: Sequence[_Side], writers: Sequence[tantivy.IndexWriter], group: list[port.IndexedChunk]
+    sides: Sequence[_Side],
+    writers: Sequence[tantivy.IndexWriter],
+    group: list[port.IndexedChunk],
+    terms: Terms,
 ) -> None:
-    """Add one version: a document per chunk and one for the whole version."""
+    """Add one version: a document per chunk and one for the whole version, their text
+    analysed here (see :func:`~projection.tantivy.schema.index_analyzer`), once for both."""
     first = group[0]
     indexed: dict[str, Any] = {
         "version_id": first.version_id,
@@ -495,24 +505,25 @@ def _add_version(
         "effective_from": micros(first.effective_from),
         "effective_to": micros(first.effective_to),
         "recorded_at": micros(first.recorded_at),
-        "title": first.title,
+        "title": terms(first.title),
         "version_key": key(first.version_id),
         "element_key": key(first.element_id),
     }
     indexed = {name: value for name, value in indexed.items() if value is not None}
     chunks_side, versions_side = sides
     ordered = sorted(group, key=lambda chunk: chunk.start)
-    for chunk in ordered:
-        whole = [getattr(chunk, name) for name in _CHUNK_FIELDS]  # by position: smaller
-        stored = json.dumps(whole, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        fields = {**indexed, "heading": chunk.heading_path, "text": chunk.text, STORED: stored}
+    headings = {path: terms(path) for path in dict.fromkeys(c.heading_path for c in ordered)}
+    texts = [terms(chunk.text) for chunk in ordered]
+    for chunk, text in zip(ordered, texts, strict=True):
+        stored = _json(_chunk_values(chunk)).encode("utf-8")  # by position: smaller
+        fields = {**indexed, "heading": headings[chunk.heading_path], "text": text, STORED: stored}
         writers[0].add_document(tantivy.Document.from_dict(fields, chunks_side.schema))
     hit = {name: getattr(first, name) for name in _VERSION_HIT_FIELDS}
     fields = {
         **indexed,
-        "heading": list(dict.fromkeys(chunk.heading_path for chunk in ordered)),
-        "text": [chunk.text for chunk in ordered],
-        STORED: json.dumps(hit, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
+        "heading": list(headings.values()),
+        "text": texts,
+        STORED: _json(hit).encode("utf-8"),
     }
     writers[1].add_document(tantivy.Document.from_dict(fields, versions_side.schema))
 

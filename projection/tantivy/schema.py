@@ -1,12 +1,22 @@
 """What the tantivy index files hold: the schema, the analyser, and an ``IndexFilter`` as a query.
 
-Both indexes (``chunks`` and ``versions``) share one schema. Text fields are analysed by tantivy
-itself with :func:`analyzer`, aligned with the Whoosh engine's ``StemmingAnalyzer``: the same
+Both indexes (``chunks`` and ``versions``) share one schema. Text is analysed into the words of
+:func:`analyzer`, aligned with the Whoosh engine's ``StemmingAnalyzer``: the same
 word expression (words of two characters or more, dotted words such as ``e.g.`` kept whole),
 lower-cased, the same stop words (:data:`~projection.keyword_index.STOP_WORDS`), then tantivy's
 English stemmer — Snowball's "Porter2", where Whoosh uses the original Porter stemmer, so a few
 words stem differently (``generously`` → ``generous`` / ``gener``). Only word frequencies are
 indexed (no positions: nothing searches phrases). Times are indexed as microseconds.
+
+Indexed text is analysed in Python (:class:`Terms`), and tantivy's text fields only split the
+terms at spaces (:func:`index_analyzer`). tantivy's regex tokenizer spends its time in the regex
+crate's Pike VM (``perf``: about 40% of the indexing threads' time in a build, 28% of the
+build's), and both indexes analysed the same text again, a stemming per word occurrence each;
+``bytes.translate`` and one regex substitution find the same words in ASCII text several times
+faster, and each distinct word is stemmed once (by tantivy, with :func:`analyzer`'s filters).
+Non-ASCII characters that separate words become spaces first; text with non-ASCII word
+characters goes through :func:`analyzer` itself. So the terms are the query analyser's in every
+case (a test holds the two to it on random text).
 
 The chunk side stores each chunk whole (every :class:`~projection.keyword_index.IndexedChunk`
 field, as a JSON list in field order): a search answers from it, and erasure rewrites the index
@@ -17,14 +27,16 @@ words).
 from __future__ import annotations
 
 import hashlib
+import re
 
 import tantivy
 
 from projection import keyword_index as port
 
-FORMAT = 3
+FORMAT = 5
 """What the index files hold; bump it when the schema, the analyser or the stored values change."""
-ANALYZER = "ameide_en"
+INDEX_ANALYZER = "ameide_terms"
+"""The text fields' analyser: splits at spaces the terms :class:`Terms` found."""
 TEXT_FIELDS = ("title", "heading", "text")
 IDENTIFIER_FIELDS = ("version_id", "element_id", "access", "source_kind", "type_key", "superseded")
 TIME_FIELDS = ("recorded_at", "retired_at", "effective_from", "effective_to")
@@ -39,10 +51,21 @@ WORD = r"[\w*](?:\.?[\w*])+"
 """Whoosh's ``RegexTokenizer`` words (``[\\w*]+(\\.?[\\w*]+)*``) without the one-character ones,
 which its ``StopFilter`` drops (``min=2``)."""
 LONGEST_WORD = 255  # bytes; longer tokens (encoded blobs) are not indexed
+_WORD_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_*")
+_ONE_CHARACTER_WORDS = sorted({c.lower() for c in _WORD_CHARACTERS})
+"""What ASCII text split at :data:`_SEPARATORS` may still hold that :data:`WORD` does not
+match: dropped as stop words (after lower-casing)."""
+_MOST_CACHED = 200_000  # words whose terms a Terms keeps (a few MiB), then it starts over
+_SEPARATORS = bytes(c if chr(c) in _WORD_CHARACTERS or c == ord(".") else 32 for c in range(256))
+"""``bytes.translate``'s table: what separates ASCII words becomes a space (``str.translate``
+takes four times as long)."""
+_LONE_DOT = re.compile(rb"\.(?![\w*])", re.ASCII)
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def analyzer() -> tantivy.TextAnalyzer:
-    """The text analyser of every text field, and of query text."""
+    """The analyser of query text; indexed text gets the same words from :class:`Terms` and
+    :func:`index_analyzer`."""
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(WORD))
         .filter(tantivy.Filter.remove_long(LONGEST_WORD))
@@ -53,6 +76,88 @@ def analyzer() -> tantivy.TextAnalyzer:
     )
 
 
+def _splitter() -> tantivy.TextAnalyzer:
+    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(WORD)).build()
+
+
+def index_analyzer() -> tantivy.TextAnalyzer:
+    """The text fields' analyser: the terms :class:`Terms` found, split at spaces."""
+    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
+
+
+def _word_analyzer() -> tantivy.TextAnalyzer:
+    """:func:`analyzer`'s filters, for one word."""
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
+        .filter(tantivy.Filter.remove_long(LONGEST_WORD))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.custom_stopword([*port.STOP_WORDS, *_ONE_CHARACTER_WORDS]))
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+class Terms:
+    """Analyses indexed text into :func:`analyzer`'s terms (:meth:`__call__`), knowing which
+    non-ASCII characters separate words and the terms of the words it met (one stemming per
+    distinct word instead of one per occurrence and index)."""
+
+    def __init__(self) -> None:
+        self._splitter = _splitter()
+        self._analyzer = analyzer()
+        self._word = _word_analyzer()
+        self._separates: dict[str, bool] = {}
+        self._terms: dict[str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        """``text``'s terms, as :func:`analyzer` finds them, separated by spaces.
+
+        ASCII text: every character that is neither a word character nor a dot becomes a
+        space, then every dot that does not join two word characters (dots join exactly
+        there: the expression takes a dot only between word characters, and always does); each
+        lower-cased word then goes through the analyser's filters (remembered per word).
+        Non-ASCII characters that separate words (dashes, curly quotes, arrows …; the regex
+        tokenizer tells, once per character) become spaces first; text with non-ASCII word
+        characters is analysed by :func:`analyzer` itself."""
+        if not text.isascii():
+            for character in set(_NON_ASCII.findall(text)):
+                if not self._separator(character):
+                    return " ".join(self._analyzer.analyze(text))
+                text = text.replace(character, " ")
+        spaced = text.encode("ascii").translate(_SEPARATORS)
+        if b"." in spaced:  # a dot left is followed by a word character: is one before it?
+            spaced = _LONE_DOT.sub(b" ", spaced).replace(b" .", b"  ")
+            if spaced.startswith(b"."):
+                spaced = b" " + spaced[1:]
+        known = self._terms
+        terms = []
+        for word in spaced.lower().decode("ascii").split():
+            term = known.get(word)
+            if term is None:
+                term = self._term(word)
+            if term:
+                terms.append(term)
+        return " ".join(terms)
+
+    def _term(self, word: str) -> str:
+        """The term of one lower-cased ASCII word ("": none, a stop word or too long)."""
+        found = self._word.analyze(word)
+        term = found[0] if found else ""
+        if len(self._terms) >= _MOST_CACHED:
+            self._terms.clear()
+        self._terms[word] = term
+        return term
+
+    def _separator(self, character: str) -> bool:
+        """True when ``character`` is neither a word character nor a dot (any other such
+        character splits words alike, so a space may stand for it)."""
+        found = self._separates.get(character)
+        if found is None:
+            found = self._splitter.analyze(f"ab{character}cd") == ["ab", "cd"]
+            self._separates[character] = found
+        return found
+
+
 def schema() -> tantivy.Schema:
     """One schema for both indexes."""
     builder = tantivy.SchemaBuilder()
@@ -61,7 +166,7 @@ def schema() -> tantivy.Schema:
     for name in TIME_FIELDS:
         builder.add_integer_field(name, indexed=True, fast=True)
     for name in TEXT_FIELDS:
-        builder.add_text_field(name, tokenizer_name=ANALYZER, index_option="freq")
+        builder.add_text_field(name, tokenizer_name=INDEX_ANALYZER, index_option="freq")
     for name in KEY_FIELDS.values():
         builder.add_integer_field(name, fast=True)
     builder.add_bytes_field(STORED, stored=True)

@@ -713,6 +713,40 @@ def test_the_tantivy_analyser_splits_ascii_text_into_the_words_whoosh_does(text:
     assert len(analyzer().analyze(text)) == len(whoosh_words)
 
 
+_PIECES = [
+    *"aZ9_*.é中 \n",
+    "\u0301",
+    "\ufe0f",
+    "\u2019",
+    "\u2014",
+    "\u00a0",
+    "e.g.",
+    "..",
+    "v1.2",
+    ".y",
+]
+
+
+@settings(deadline=None, max_examples=500)
+@given(
+    st.one_of(
+        st.text(),
+        st.text(alphabet=st.characters(max_codepoint=127)),
+        st.lists(st.sampled_from(_PIECES)).map("".join),
+    )
+)
+def test_the_tantivy_index_gets_the_words_of_the_query_analyser(text: str) -> None:
+    """Indexed text is analysed in Python (``Terms``), tantivy only splits the terms at
+    spaces; they must be the query analyser's, term for term, on any text (twice: the second
+    time from the terms remembered)."""
+    from projection.tantivy.schema import Terms, analyzer, index_analyzer
+
+    terms = Terms()
+    expected = analyzer().analyze(text)
+    assert index_analyzer().analyze(terms(text)) == expected
+    assert index_analyzer().analyze(terms(text)) == expected
+
+
 def test_a_long_allowlist_fills_the_limit_from_its_versions_even_when_others_rank_higher(
     index: AnyIndex,
 ) -> None:

@@ -204,3 +204,20 @@ def test_slugs_fold_accents_and_punctuation() -> None:
 
 def test_an_empty_body_has_no_chunks() -> None:
     assert split_into_chunks("") == []
+
+
+_MARKED = ("# a", "## b", "   ### c", "    # d", "# e #", "#tag", "```", "```py", "~~~", "~~~~")
+_LINES = st.lists(
+    st.sampled_from([*_MARKED, "   ~~~", "` x", "~ y", "text", "", "\r"]), max_size=20
+).map("\n".join)
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.one_of(_BODIES, _LINES))
+def test_headings_read_from_the_marked_lines_alone_are_those_of_every_line(body: str) -> None:
+    """Only lines beginning like a heading or a fence are read for headings; the lines every
+    line's scan finds headings on must be the same."""
+    from projection.chunks import _headings, _scan_lines
+
+    every_line = [(line.start, line.heading) for line in _scan_lines(body) if line.heading]
+    assert _headings(body) == every_line
