@@ -31,13 +31,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from projection.keyword_index import DerivedIndex, IndexedChunk
-from service.index_rows import chunk_rows, chunks_of, skipped, without
+from service.index_rows import chunk_rows, chunks_of, kept, skipped, stream_chunks, without
 from service.ports import OutboxUnitOfWork
 
 P = TypeVar("P", bound=DerivedIndex)
@@ -322,11 +322,11 @@ class IndexMaintainer(Generic[P]):
             low = max(top - GAP_WINDOW, uow.store.outbox_pruned_through()) + 1
             present = uow.store.outbox_ids_between(low, top) if top >= low else []
             gaps = skipped(low - 1, present, time.time())
-            stream = self._stream(uow.store.all_indexable_versions(), progress)
+            stream = stream_chunks(uow.store.all_indexable_versions(), progress)
             if self._keeps_chunk_rows:
                 # The keyword index takes the chunks as they are read: its engine indexes on
                 # its own threads meanwhile (tantivy's), instead of after all the chunking.
-                self.index.rebuild(_kept(stream, chunks), position=top, gaps=gaps)
+                self.index.rebuild(kept(stream, chunks), position=top, gaps=gaps)
             else:  # the embedding index's long rebuild runs outside the read transaction
                 chunks = list(stream)
         if not self._keeps_chunk_rows:
@@ -339,16 +339,6 @@ class IndexMaintainer(Generic[P]):
                 uow.store.replace_chunk_rows((), rows[start : start + 2_000])
             uow.commit()
         return {"chunks": len(chunks), "versions": len({c.version_id for c in chunks})}
-
-    @staticmethod
-    def _stream(
-        versions: Iterable[Any], progress: Callable[[int], None] | None
-    ) -> Iterator[IndexedChunk]:
-        for n, v in enumerate(versions, start=1):
-            if not v.erased:
-                yield from chunks_of(v)
-            if progress is not None and n % 100 == 0:
-                progress(n)
 
     def _pending(self) -> int:
         """Outbox rows after the watermark or in its open gaps (the index's lag)."""
@@ -405,10 +395,3 @@ class IndexMaintainer(Generic[P]):
         if self._index is not None:
             self._index.close()
             self._index = None
-
-
-def _kept(chunks: Iterable[IndexedChunk], into: list[IndexedChunk]) -> Iterator[IndexedChunk]:
-    """``chunks``, appending each to ``into`` as it passes."""
-    for chunk in chunks:
-        into.append(chunk)
-        yield chunk

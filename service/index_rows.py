@@ -3,7 +3,7 @@ of a watermark (``service.index_ops``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from domain.records import IndexableVersion
@@ -68,3 +68,22 @@ def without(gaps: list[Gap], found: list[int]) -> list[Gap]:
         if last < high:
             remaining.append((last + 1, high, seen))
     return remaining
+
+
+def stream_chunks(
+    versions: Iterable[IndexableVersion], progress: Callable[[int], None] | None
+) -> Iterator[IndexedChunk]:
+    """The chunks of ``versions`` (erased ones hold none), as they are read; ``progress`` gets
+    the count of versions read every 100."""
+    for n, v in enumerate(versions, start=1):
+        if not v.erased:
+            yield from chunks_of(v)
+        if progress is not None and n % 100 == 0:
+            progress(n)
+
+
+def kept(chunks: Iterable[IndexedChunk], into: list[IndexedChunk]) -> Iterator[IndexedChunk]:
+    """``chunks``, appending each to ``into`` as it passes."""
+    for chunk in chunks:
+        into.append(chunk)
+        yield chunk
