@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
-from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.wait import WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +69,21 @@ def chromium() -> Iterator[WebDriver]:
         driver.quit()
 
 
+def _replaced(element: WebElement) -> bool:
+    """Whether ``element``'s document was replaced (Selenium's ``staleness_of``, also taking
+    the error Chromium gives when asked about a node mid-navigation — "Node with given id does
+    not belong to the document" — for the staleness it is, instead of failing the test)."""
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as exc:
+        if "does not belong to the document" in str(exc):
+            return True
+        raise
+    return False
+
+
 @dataclass
 class Browser:
     """The console in the browser: navigate, fill, click, look, take screenshots."""
@@ -113,7 +128,7 @@ class Browser:
         """Do ``action`` and wait until the browser has loaded the page it leads to."""
         old = self.find("html")
         action()
-        WebDriverWait(self.driver, 20).until(staleness_of(old))
+        WebDriverWait(self.driver, 20).until(lambda _: _replaced(old))
         WebDriverWait(self.driver, 20).until(
             lambda d: d.execute_script("return document.readyState") == "complete"
         )

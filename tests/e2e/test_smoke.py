@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -105,6 +106,19 @@ def _delete_index(run: Smoke) -> None:
     upkeep = run.instance.app.status_upkeep
     assert upkeep is not None
     assert upkeep.wait_idle()  # deleted between two batches, not under one being written
+    # In phase 2 the server's worker processes apply the same writes from their own upkeep:
+    # wait until the index covers them, and delete again should a late commit add a file.
+    indexer = run.instance.app.indexer
+    assert indexer is not None
+    deadline = time.monotonic() + 30
+    while indexer.status()["pending"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for _ in range(40):
+        try:
+            shutil.rmtree(run.instance.settings.index_dir)
+            return
+        except OSError:  # "Directory not empty": a worker's commit landed a file meanwhile
+            time.sleep(0.05)
     shutil.rmtree(run.instance.settings.index_dir)
 
 
