@@ -352,10 +352,18 @@ def test_a_rebuild_on_one_home_does_not_starve_another(two_homes: tuple[World, W
 @contextlib.contextmanager
 def _without_index_hook(world: World) -> Iterator[None]:
     indexer = world.app.indexer
+    # The background upkeep runs a settle delay after each write: let the one the writes before
+    # woke finish first (it would apply the writes inside), and the one the writes inside wake
+    # run into the no-op before the hook is back.
+    upkeep = world.app.status_upkeep
+    if upkeep is not None:
+        assert upkeep.wait_idle()
     indexer.catch_up = lambda **_: 0  # type: ignore[method-assign]
     try:
         yield
     finally:
+        if upkeep is not None:
+            assert upkeep.wait_idle()
         del indexer.catch_up
 
 
