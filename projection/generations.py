@@ -25,7 +25,7 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,33 @@ def write_state(directory: Path, state: dict[str, Any]) -> StateKey:
 def generation_path(directory: Path, generation: int) -> Path:
     """The directory of generation ``generation``."""
     return directory / f"generation-{generation}"
+
+
+def is_intact(directory: Path, follow: Callable[[], int]) -> bool:
+    """Whether ``state.json`` names the generation an index object holds once it followed the
+    newest (``follow()`` follows and returns it) and that generation's directory is on disk.
+
+    A missing directory counts only when ``state.json`` still names it when read again: rebuilds
+    in quick succession publish a generation and remove the one before, so a directory can go
+    between reading the state and looking for it without anything being lost."""
+    on_disk: int | None = None
+    for _ in range(5):
+        held = follow()
+        try:
+            on_disk = int(json.loads((directory / STATE).read_text("utf-8"))["generation"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        if generation_path(directory, on_disk).is_dir():
+            if on_disk == held:
+                return True
+            continue  # a rebuild published another meanwhile: follow that one
+        try:
+            again = int(json.loads((directory / STATE).read_text("utf-8"))["generation"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        if again == on_disk:
+            return False  # deleted underneath, not replaced
+    return on_disk is not None and generation_path(directory, on_disk).is_dir()
 
 
 def generations(directory: Path) -> list[int]:

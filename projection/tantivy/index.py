@@ -45,7 +45,6 @@ import tantivy
 
 from projection import keyword_index as port
 from projection.generations import (
-    STATE,
     Held,
     WriteLock,
     collect,
@@ -55,6 +54,9 @@ from projection.generations import (
     read_state,
     state_replaced,
     write_state,
+)
+from projection.generations import (
+    is_intact as generations_is_intact,
 )
 from projection.keyword_index import MAX_QUERY_TERMS, QUESTION_WORDS
 from projection.tantivy.schema import (
@@ -341,15 +343,12 @@ class TantivyKeywordIndex:
     def is_intact(self) -> bool:
         """True while ``state.json`` names the generation this object holds (after following
         another process's rebuild) and that generation's directory is on disk."""
-        for _ in range(3):
+
+        def follow() -> int:
             self._follow()
-            try:
-                on_disk = json.loads((self._directory / STATE).read_text("utf-8"))["generation"]
-            except (OSError, ValueError, KeyError, TypeError):
-                return False
-            if on_disk == self._generation:
-                break
-        return generation_path(self._directory, on_disk).is_dir()
+            return self._generation
+
+        return generations_is_intact(self._directory, follow)
 
     def last_applied_position(self) -> int | None:
         """The position stored with the last durable write, by any process sharing the

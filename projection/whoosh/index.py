@@ -23,7 +23,6 @@ its own BM25 statistics.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 import shutil
@@ -37,7 +36,6 @@ from whoosh.searching import Searcher
 
 from projection import keyword_index as port
 from projection.generations import (
-    STATE,
     Held,
     WriteLock,
     collect,
@@ -47,6 +45,9 @@ from projection.generations import (
     read_state,
     state_replaced,
     write_state,
+)
+from projection.generations import (
+    is_intact as generations_is_intact,
 )
 from projection.keyword_index import MAX_QUERY_TERMS, QUESTION_WORDS
 from projection.whoosh.schema import FORMAT, schema_is_current, stemmer
@@ -212,15 +213,12 @@ class WhooshKeywordIndex:
         readable), so only this notices the directory removed underneath it; :meth:`rebuild`
         restores it.
         """
-        for _ in range(3):
+
+        def follow() -> int:
             self._follow()
-            try:
-                on_disk = json.loads((self._directory / STATE).read_text("utf-8"))["generation"]
-            except (OSError, ValueError, KeyError, TypeError):
-                return False
-            if on_disk == self._generation:
-                break  # else a rebuild published another meanwhile: follow that one
-        return self._generation_path(on_disk).is_dir()
+            return self._generation
+
+        return generations_is_intact(self._directory, follow)
 
     def last_applied_position(self) -> int | None:
         """The position stored with the last durable write (kept across reopening), by any
