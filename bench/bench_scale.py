@@ -40,7 +40,7 @@ from service.authz import Caller
 from service.index_ops import chunks_of
 from service.settings import Settings
 from storage import schema as t
-from storage.rows import element_row, version_row
+from storage.rows import element_row, relationship_row, version_row
 
 BATCH = 5_000
 
@@ -142,17 +142,7 @@ def _link(repo: str, source: str, el: Element, at: datetime) -> dict[str, Any]:
     r = Relationship.new(
         repo, RelationshipKind.REFERENCE, "ameide:cites", source, el.element_id, {}, at, "user:b"
     )
-    return {
-        "relationship_id": r.relationship_id,
-        "repo_key": r.repo_key,
-        "relationship_kind": r.relationship_kind.value,
-        "type_key": r.type_key,
-        "source_element_id": r.source_element_id,
-        "target_element_id": r.target_element_id,
-        "metadata": r.metadata,
-        "recorded_at": r.recorded_at,
-        "recorded_by": r.recorded_by,
-    }
+    return relationship_row(r)
 
 
 def _flush(conn: Any, elements: list[Any], versions: list[Any], links: list[Any]) -> None:

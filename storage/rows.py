@@ -69,6 +69,21 @@ def version_row(v: ElementVersion) -> dict[str, Any]:
     }
 
 
+def relationship_row(r: Relationship) -> dict[str, Any]:
+    """Column values for inserting a relationship."""
+    return {
+        "relationship_id": r.relationship_id,
+        "repo_key": r.repo_key,
+        "relationship_kind": r.relationship_kind.value,
+        "type_key": r.type_key,
+        "source_element_id": r.source_element_id,
+        "target_element_id": r.target_element_id,
+        "metadata": r.metadata,
+        "recorded_at": r.recorded_at,
+        "recorded_by": r.recorded_by,
+    }
+
+
 def element_as_stored(el: Element, head: ElementVersion | None = None) -> Element:
     """``el`` as reading back the row ``element_row(el, head)`` inserted gives it."""
     return replace(

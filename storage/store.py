@@ -20,6 +20,7 @@ from storage.rows import (
     element_from_row,
     element_row,
     relationship_from_row,
+    relationship_row,
     version_as_stored,
     version_from_row,
     version_row,
@@ -346,20 +347,7 @@ class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
         """Append many relationships in one statement."""
         if not rels:
             return
-        rows = [
-            {
-                "relationship_id": r.relationship_id,
-                "repo_key": r.repo_key,
-                "relationship_kind": r.relationship_kind.value,
-                "type_key": r.type_key,
-                "source_element_id": r.source_element_id,
-                "target_element_id": r.target_element_id,
-                "metadata": r.metadata,
-                "recorded_at": r.recorded_at,
-                "recorded_by": r.recorded_by,
-            }
-            for r in rels
-        ]
+        rows = [relationship_row(r) for r in rels]
         self._keep.execute(_INSERT_RELATIONSHIPS, rows[0] if len(rows) == 1 else rows)
 
     def get_relationship(self, relationship_id: str) -> Relationship | None:
