@@ -66,11 +66,17 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 def analyzer() -> tantivy.TextAnalyzer:
     """The analyser of query text; indexed text gets the same words from :class:`Terms` and
     :func:`index_analyzer`."""
+    return _filtered(tantivy.Tokenizer.regex(WORD), list(port.STOP_WORDS))
+
+
+def _filtered(tokenizer: tantivy.Tokenizer, stop_words: list[str]) -> tantivy.TextAnalyzer:
+    """``tokenizer``'s words, too-long ones dropped, lower-cased, ``stop_words`` dropped and
+    stemmed: the filters the query analyser and the indexed terms share."""
     return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(WORD))
+        tantivy.TextAnalyzerBuilder(tokenizer)
         .filter(tantivy.Filter.remove_long(LONGEST_WORD))
         .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.custom_stopword(list(port.STOP_WORDS)))
+        .filter(tantivy.Filter.custom_stopword(stop_words))
         .filter(tantivy.Filter.stemmer("english"))
         .build()
     )
@@ -87,14 +93,7 @@ def index_analyzer() -> tantivy.TextAnalyzer:
 
 def _word_analyzer() -> tantivy.TextAnalyzer:
     """:func:`analyzer`'s filters, for one word."""
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
-        .filter(tantivy.Filter.remove_long(LONGEST_WORD))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.custom_stopword([*port.STOP_WORDS, *_ONE_CHARACTER_WORDS]))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
+    return _filtered(tantivy.Tokenizer.whitespace(), [*port.STOP_WORDS, *_ONE_CHARACTER_WORDS])
 
 
 class Terms:
