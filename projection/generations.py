@@ -84,7 +84,7 @@ def generation_path(directory: Path, generation: int) -> Path:
     return directory / f"generation-{generation}"
 
 
-def is_intact(directory: Path, follow: Callable[[], int]) -> bool:
+def generation_intact(directory: Path, follow: Callable[[], int]) -> bool:
     """Whether ``state.json`` names the generation an index object holds once it followed the
     newest (``follow()`` follows and returns it) and that generation's directory is on disk.
 
@@ -94,19 +94,16 @@ def is_intact(directory: Path, follow: Callable[[], int]) -> bool:
     on_disk: int | None = None
     for _ in range(5):
         held = follow()
-        try:
-            on_disk = int(json.loads((directory / STATE).read_text("utf-8"))["generation"])
-        except (OSError, ValueError, KeyError, TypeError):
+        found = read_state(directory)
+        if found is None:
             return False
+        on_disk = int(found[0]["generation"])
         if generation_path(directory, on_disk).is_dir():
             if on_disk == held:
                 return True
             continue  # a rebuild published another meanwhile: follow that one
-        try:
-            again = int(json.loads((directory / STATE).read_text("utf-8"))["generation"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return False
-        if again == on_disk:
+        again = read_state(directory)
+        if again is None or again[0]["generation"] == on_disk:
             return False  # deleted underneath, not replaced
     return on_disk is not None and generation_path(directory, on_disk).is_dir()
 

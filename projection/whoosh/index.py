@@ -39,15 +39,13 @@ from projection.generations import (
     Held,
     WriteLock,
     collect,
+    generation_intact,
     generation_path,
     generations,
     hold,
     read_state,
     state_replaced,
     write_state,
-)
-from projection.generations import (
-    is_intact as generations_is_intact,
 )
 from projection.keyword_index import MAX_QUERY_TERMS, QUESTION_WORDS
 from projection.whoosh.schema import FORMAT, schema_is_current, stemmer
@@ -218,7 +216,7 @@ class WhooshKeywordIndex:
             self._follow()
             return self._generation
 
-        return generations_is_intact(self._directory, follow)
+        return generation_intact(self._directory, follow)
 
     def last_applied_position(self) -> int | None:
         """The position stored with the last durable write (kept across reopening), by any
