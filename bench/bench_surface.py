@@ -364,6 +364,7 @@ class Row:
     cpu_ms: float | None  # CPU the server's processes spent per request
     cores: float | None  # CPU seconds the server's processes spent per wall second
     first_error: str | None
+    client_cores: float | None = None  # CPU seconds this (client) process spent per wall second
 
 
 def drive(
@@ -385,6 +386,7 @@ def drive(
     def start() -> None:  # once every client has warmed up, just before they are let go
         marks["before"] = server_time() if server_time else None
         marks["cpu"] = server_cpu() if server_cpu else None
+        marks["client_cpu"] = time.process_time()
         marks["started"] = time.perf_counter()
 
     go = threading.Barrier(clients + 1, action=start)
@@ -406,6 +408,7 @@ def drive(
     before, started = marks["before"], marks["started"]
     after = server_time() if server_time else None
     cpu_after = server_cpu() if server_cpu else None
+    client_cpu = time.process_time() - marks["client_cpu"]
     server_ms = None
     if before is not None and after is not None and after[1] > before[1]:
         server_ms = (after[0] - before[0]) / (after[1] - before[1]) * 1000
@@ -427,6 +430,7 @@ def drive(
         cpu / len(ordered) * 1000 if cpu is not None and ordered else None,
         cpu / wall if cpu is not None else None,
         tally.first_error,
+        client_cpu / wall,
     )
 
 
@@ -732,7 +736,7 @@ def table(rows: list[Row]) -> str:
     local = {r.clients: r.p50_ms for r in rows if r.surface == "in-process"}
     header = (
         "surface", "workers", "clients", "requests", "req/s", "p50 ms", "p95 ms", "server ms",
-        "cpu ms/req", "cores", "p50 vs in-proc", "items/req", "errors",
+        "cpu ms/req", "cores", "client cores", "p50 vs in-proc", "items/req", "errors",
     )  # fmt: skip
     lines = [header]
     for r in rows:
@@ -749,6 +753,7 @@ def table(rows: list[Row]) -> str:
                 "-" if r.server_ms is None else f"{r.server_ms:,.1f}",
                 "-" if r.cpu_ms is None else f"{r.cpu_ms:,.1f}",
                 "-" if r.cores is None else f"{r.cores:.2f}",
+                "-" if r.client_cores is None else f"{r.client_cores:.2f}",
                 "-" if r.surface == "in-process" or not base else f"x{r.p50_ms / base:,.2f}",
                 f"{r.items / r.ok:.1f}" if r.ok else "-",
                 str(r.errors),

@@ -6,6 +6,7 @@ import logging
 import time
 import weakref
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -29,11 +30,22 @@ def make_engine(url: str, *, for_migrations: bool = False) -> Engine:
     if url.startswith("sqlite"):
         engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
         _tune_sqlite(engine, foreign_keys=not for_migrations)
-        _TURNS[engine] = WriteTurns()  # this process's writers queue here first (storage.turns)
+        # this process's writers queue here first, then take the database file's write turn
+        # from other processes (storage.turns)
+        _TURNS[engine] = WriteTurns(_turn_file(engine))
         return engine
     engine = sa.create_engine(url, pool_size=10, max_overflow=20)
     _ping_when_idle(engine)
     return engine
+
+
+def _turn_file(engine: Engine) -> Path | None:
+    """The file whose ``flock`` orders writers of the database file across processes (beside
+    it: ``ameide.db`` → ``ameide.db.writers``); ``None`` for an in-memory database."""
+    database = engine.url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return Path(database).resolve().with_name(Path(database).name + ".writers")
 
 
 PING_AFTER_IDLE = 1.0
