@@ -299,6 +299,30 @@ def _reserve(host: str, port: int) -> socket.socket:
     return sock
 
 
+class OneAcceptPerWakeup(socket.socket):
+    """The shared listening socket as a worker accepts on it: one connection per wake-up.
+
+    asyncio (under uvicorn) accepts in a loop until the socket has nothing pending, so when
+    eight clients connected at once, whichever worker woke first took most of them and kept
+    them (kept-alive) for the whole session: counted in profiles of ``--workers 2``, 7 of 8
+    connections on one worker while the other, with one client, sat idle a third of the time.
+    Here every other ``accept`` reports "nothing pending" (which ends asyncio's loop without
+    an error), so a worker takes one connection, goes round its event loop, and the other
+    workers — woken by the same connection burst — take theirs meanwhile; a busy worker comes
+    back to accept later than an idle one. Connections are still queued by the kernel (the
+    listen backlog is unchanged), nothing is refused or delayed beyond one loop turn."""
+
+    _hold = False
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        if self._hold:
+            self._hold = False
+            raise BlockingIOError("one connection per wake-up")
+        accepted = super().accept()
+        self._hold = True
+        return accepted
+
+
 def _bind_error(host: str, port: int, exc: OSError, field: str) -> InvalidArgument:
     flag = "--port (AMEIDE_HTTP_PORT)" if field == "port" else "--grpc-port (AMEIDE_GRPC_PORT)"
     if exc.errno == 98:  # EADDRINUSE
@@ -342,7 +366,7 @@ def serve_worker(index: int, spec: WorkerSpec, http: socket.socket, ready: Any) 
             app.service,
             spec.settings,
             spec.config,
-            sockets=[http],
+            sockets=[OneAcceptPerWakeup(fileno=http.detach())],
             grpc_reuseport=True,
             workers=workers,
         )
