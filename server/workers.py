@@ -106,6 +106,9 @@ class WorkerPool:
         self.spec = WorkerSpec(settings, self.config, background, os.getpid())
         self._context = multiprocessing.get_context("spawn")
         self.ready = self._context.Array("b", workers, lock=False)
+        # open HTTP connections per worker (OneAcceptPerWakeup): a worker holding more than
+        # another leaves a new connection to it
+        self.connections = self._context.Array("i", workers, lock=False)
         self._processes: list[BaseProcess | None] = [None] * workers
         self._stop = threading.Event()
         self._signals: list[int] = []
@@ -199,7 +202,7 @@ class WorkerPool:
     def _start(self, index: int) -> float:
         process = self._context.Process(
             target=serve_worker,
-            args=(index, self.spec, self._http, self.ready),
+            args=(index, self.spec, self._http, self.ready, self.connections),
             name=f"ameide-worker-{index + 1}",
         )
         process.start()
@@ -300,27 +303,74 @@ def _reserve(host: str, port: int) -> socket.socket:
 
 
 class OneAcceptPerWakeup(socket.socket):
-    """The shared listening socket as a worker accepts on it: one connection per wake-up.
+    """The shared listening socket as a worker accepts on it: one connection per wake-up, and
+    none while this worker holds more open connections than another.
 
-    asyncio (under uvicorn) accepts in a loop until the socket has nothing pending, so when
-    eight clients connected at once, whichever worker woke first took most of them and kept
-    them (kept-alive) for the whole session: counted in profiles of ``--workers 2``, 7 of 8
-    connections on one worker while the other, with one client, sat idle a third of the time.
+    asyncio (under uvicorn) accepts in a loop until the socket has nothing pending, and the
+    kernel wakes every worker for a new connection: whichever came first took it, and kept it
+    (kept-alive) for the whole session. Counted with ``ss`` on ``--workers 2`` after eight
+    clients connected: 7/1, 6/2 and 5/3 splits, and the worker with one client sat idle a
+    third of the time while the other's seven queued for its one core.
+
     Here every other ``accept`` reports "nothing pending" (which ends asyncio's loop without
-    an error), so a worker takes one connection, goes round its event loop, and the other
-    workers — woken by the same connection burst — take theirs meanwhile; a busy worker comes
-    back to accept later than an idle one. Connections are still queued by the kernel (the
-    listen backlog is unchanged), nothing is refused or delayed beyond one loop turn."""
+    an error), so a worker takes one connection per turn of its event loop; and a worker whose
+    open connections (``connections[index]``, shared by the workers; each accepted socket
+    counts itself down when closed) outnumber another worker's passes for up to
+    :data:`DEFER_SECONDS`, sleeping a millisecond per pass, so the less loaded worker takes it.
+    After that it accepts anyway: a stuck or busy worker never leaves a client waiting longer.
+    Connections still queue in the kernel (the listen backlog is unchanged); none is refused."""
 
-    _hold = False
+    def __init__(self, index: int, connections: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._index = index
+        self._connections = connections
+        self._hold = False
+        self._deferring: float | None = None
+        if connections is not None:
+            connections[index] = 0  # a restarted worker starts with none
 
     def accept(self) -> tuple[socket.socket, Any]:
         if self._hold:
             self._hold = False
             raise BlockingIOError("one connection per wake-up")
-        accepted = super().accept()
+        counts = self._connections
+        if counts is not None and counts[self._index] > min(counts):
+            now = time.monotonic()
+            if self._deferring is None:
+                self._deferring = now
+            if now - self._deferring < DEFER_SECONDS:
+                time.sleep(0.001)  # the listening socket stays readable: do not spin
+                raise BlockingIOError("another worker holds fewer connections")
+        self._deferring = None
+        fd, address = self._accept()  # type: ignore[attr-defined]
+        accepted = _Counted(self.family, self.type, self.proto, fileno=fd)
+        if socket.getdefaulttimeout() is None and self.gettimeout():
+            accepted.setblocking(True)  # as socket.accept does
+        if counts is not None:
+            accepted.count(counts, self._index)
         self._hold = True
-        return accepted
+        return accepted, address
+
+
+DEFER_SECONDS = 0.02
+"""How long a worker leaves a new connection to a less loaded worker before taking it."""
+
+
+class _Counted(socket.socket):
+    """An accepted connection that counts itself in its worker's open connections."""
+
+    _counts: Any = None
+    _slot = 0
+
+    def count(self, counts: Any, slot: int) -> None:
+        self._counts, self._slot = counts, slot
+        counts[slot] += 1
+
+    def close(self) -> None:
+        counts, self._counts = self._counts, None
+        if counts is not None:
+            counts[self._slot] = max(0, counts[self._slot] - 1)
+        super().close()
 
 
 def _bind_error(host: str, port: int, exc: OSError, field: str) -> InvalidArgument:
@@ -339,7 +389,9 @@ def _bind_error(host: str, port: int, exc: OSError, field: str) -> InvalidArgume
 
 
 # -- the worker process ------------------------------------------------------------------------
-def serve_worker(index: int, spec: WorkerSpec, http: socket.socket, ready: Any) -> None:
+def serve_worker(
+    index: int, spec: WorkerSpec, http: socket.socket, ready: Any, connections: Any = None
+) -> None:
     """One worker: open the home, serve on the inherited HTTP socket and the shared gRPC port
     until SIGTERM (or its supervisor is gone), drain, and exit 0."""
     from runtime import build_app, serving_process
@@ -362,11 +414,14 @@ def serve_worker(index: int, spec: WorkerSpec, http: socket.socket, ready: Any) 
     serving_process()
     app = build_app(spec.settings, background=spec.background, embedding=index == 0)
     try:
+        if app.semantic is not None:
+            app.semantic.warm()  # before ready: a cold worker would leave its share of
+            # the first connections to a warm one (OneAcceptPerWakeup gives up after 20 ms)
         server = AmeideServer(
             app.service,
             spec.settings,
             spec.config,
-            sockets=[OneAcceptPerWakeup(fileno=http.detach())],
+            sockets=[OneAcceptPerWakeup(index, connections, fileno=http.detach())],
             grpc_reuseport=True,
             workers=workers,
         )

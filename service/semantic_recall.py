@@ -55,6 +55,14 @@ class SemanticRecall:
         them that has vectors."""
         return self.maintainer.index.search(query, version_ids, limit)
 
+    def warm(self) -> None:
+        """Load the model's weights and the vectors now, not on the first read: a serving
+        worker does this before it reports ready, so its first reads are not slower (and its
+        event loop not starved) while the other workers already serve at full speed."""
+        index = self.maintainer.index
+        _ = index.encoder
+        index.search("", (), 0)
+
     def build(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed everything pending now, in the foreground (``ameide index embed``)."""
         index = self.maintainer.index
