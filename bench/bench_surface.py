@@ -188,11 +188,15 @@ def rest_client(base: str, token: str) -> Iterator[Call]:
 
 @contextmanager
 def grpc_client(target: str, token: str) -> Iterator[Call]:
-    """``ProjectionService.GetReadContext`` through the generated stub on its own channel."""
+    """``ProjectionService.GetReadContext`` through the generated stub on its own channel and
+    connection: channels of one process with the same target share one connection (gRPC's
+    global subchannel pool), so eight clients were one TCP connection, all to one worker;
+    separate client processes each have their own."""
     metadata = (("authorization", f"Bearer {token}"),)
     scope = projection_pb2.Scope(**_scope())
     budget = projection_pb2.Budget(max_items=MAX_ITEMS, max_chars=MAX_CHARS)
-    with grpc.insecure_channel(target) as channel:
+    own = [("grpc.use_local_subchannel_pool", 1)]
+    with grpc.insecure_channel(target, options=own) as channel:
         stub = projection_pb2_grpc.ProjectionServiceStub(channel)
 
         def call(question: str) -> int:
