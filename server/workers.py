@@ -352,8 +352,10 @@ class OneAcceptPerWakeup(socket.socket):
         return accepted, address
 
 
-DEFER_SECONDS = 0.02
-"""How long a worker leaves a new connection to a less loaded worker before taking it."""
+DEFER_SECONDS = 0.1
+"""How long a worker leaves a new connection to a less loaded worker before taking it: a busy
+worker's event loop waits for the GIL behind its request threads, and with 20 ms it sometimes
+came back too late (6/2 splits of eight clients); with 100 ms the splits counted were 4/4."""
 
 
 class _Counted(socket.socket):
@@ -416,7 +418,7 @@ def serve_worker(
     try:
         if app.semantic is not None:
             app.semantic.warm()  # before ready: a cold worker would leave its share of
-            # the first connections to a warm one (OneAcceptPerWakeup gives up after 20 ms)
+            # the first connections to a warm one (OneAcceptPerWakeup gives up after 100 ms)
         server = AmeideServer(
             app.service,
             spec.settings,
