@@ -326,15 +326,14 @@ class OneAcceptPerWakeup(socket.socket):
         self._connections = connections
         self._hold = False
         self._deferring: float | None = None
-        if connections is not None:
-            connections[index] = 0  # a restarted worker starts with none
+        connections[index] = 0  # a restarted worker starts with none
 
     def accept(self) -> tuple[socket.socket, Any]:
         if self._hold:
             self._hold = False
             raise BlockingIOError("one connection per wake-up")
         counts = self._connections
-        if counts is not None and counts[self._index] > min(counts):
+        if counts[self._index] > min(counts):
             now = time.monotonic()
             if self._deferring is None:
                 self._deferring = now
@@ -346,8 +345,7 @@ class OneAcceptPerWakeup(socket.socket):
         accepted = _Counted(self.family, self.type, self.proto, fileno=fd)
         if socket.getdefaulttimeout() is None and self.gettimeout():
             accepted.setblocking(True)  # as socket.accept does
-        if counts is not None:
-            accepted.count(counts, self._index)
+        accepted.count(counts, self._index)
         self._hold = True
         return accepted, address
 
@@ -392,7 +390,7 @@ def _bind_error(host: str, port: int, exc: OSError, field: str) -> InvalidArgume
 
 # -- the worker process ------------------------------------------------------------------------
 def serve_worker(
-    index: int, spec: WorkerSpec, http: socket.socket, ready: Any, connections: Any = None
+    index: int, spec: WorkerSpec, http: socket.socket, ready: Any, connections: Any
 ) -> None:
     """One worker: open the home, serve on the inherited HTTP socket and the shared gRPC port
     until SIGTERM (or its supervisor is gone), drain, and exit 0."""
