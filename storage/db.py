@@ -45,7 +45,8 @@ def _turn_file(engine: Engine) -> Path | None:
     database = engine.url.database
     if not database or database == ":memory:" or database.startswith("file:"):
         return None
-    return Path(database).resolve().with_name(Path(database).name + ".writers")
+    real = Path(database).resolve()  # one lock file whichever link a process opened it by
+    return real.with_name(real.name + ".writers")
 
 
 PING_AFTER_IDLE = 1.0
