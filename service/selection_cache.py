@@ -13,6 +13,14 @@ What is kept is the selection, never a trimmed result: the key holds the caller'
 repositories and levels, computed fresh for every read (a revoked grant changes the key), and
 the permission filters of every later query still apply. The stamp is read before the
 selection, so an entry can only hold data as new as or newer than its stamp says — never older.
+
+A read of the past (``as_of``) or of a validity instant (``valid_at``) is kept too, keyed by
+those exact instants besides the stamp: with the stamp unchanged the database is unchanged, so
+the selection of one instant is the same every time it is resolved — an auditor replaying
+questions at one instant resolves it once (on a million chunks that resolution is most of an
+``as_of`` read). A past instant is never answered from a current entry or another instant's,
+and such entries have their own, smaller room (:data:`PAST_SIZE`), so reads of many instants
+cannot push the current selections out.
 """
 
 from __future__ import annotations
@@ -31,15 +39,16 @@ from service.read_selection import access_levels, resolve_selection
 
 CACHED_SELECTORS = frozenset({"published", "head", "baseline_ref"})
 SIZE = 64
-"""Selections kept (least recently used dropped first)."""
+"""Current selections kept (least recently used dropped first)."""
+PAST_SIZE = 8
+"""Selections of past (``as_of``) or validity (``valid_at``) instants kept."""
 
 
 class SelectionCache:
-    """Current reads' selections by (stamp, selector, readable levels); thread-safe."""
+    """Selections by (stamp, selector, readable levels, instants); thread-safe."""
 
-    def __init__(self, size: int = SIZE) -> None:
-        self._size = size
-        self._kept: OrderedDict[tuple[Any, ...], Selection] = OrderedDict()
+    def __init__(self, size: int = SIZE, past_size: int = PAST_SIZE) -> None:
+        self._rooms = {False: _Room(size), True: _Room(past_size)}
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -51,33 +60,54 @@ class SelectionCache:
         req: ReadRequest,
         at: datetime | None,
     ) -> Selection:
-        """The read's selection: kept or resolved (``service.read_selection``); a read of the
-        past (``at``) or of a validity instant is always resolved."""
-        if at is not None or req.valid_at is not None or req.selector.kind not in CACHED_SELECTORS:
+        """The read's selection, kept or resolved (``service.read_selection``); a listed
+        versions selector is always resolved."""
+        if req.selector.kind not in CACHED_SELECTORS:
             return resolve_selection(uow, perms, req, at)
         stamp = uow.store.selection_stamp()  # before the selection: see the module
-        key = _key(stamp, perms, req)
+        key = _key(stamp, perms, req, at)
+        room = self._rooms[at is not None or req.valid_at is not None]
         with self._lock:
-            kept = self._kept.get(key)
+            kept = room.get(key)
             if kept is not None:
-                self._kept.move_to_end(key)
                 self.hits += 1
                 return _copy(kept)
         selection = resolve_selection(uow, perms, req, at)
         with self._lock:
             self.misses += 1
-            self._kept[key] = _copy(selection)
-            for old in [k for k in self._kept if k[0] < stamp]:  # superseded by a later stamp
-                del self._kept[old]
-            while len(self._kept) > self._size:
-                self._kept.popitem(last=False)
+            room.put(key, _copy(selection), stamp)
         return selection
 
 
-def _key(stamp: int, perms: Mapping[str, Permission], req: ReadRequest) -> tuple[Any, ...]:
+class _Room:
+    """One least-recently-used store of selections; entries of older stamps are dropped as
+    soon as a later stamp's arrives (they can never be hit again)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._kept: OrderedDict[tuple[Any, ...], Selection] = OrderedDict()
+
+    def get(self, key: tuple[Any, ...]) -> Selection | None:
+        kept = self._kept.get(key)
+        if kept is not None:
+            self._kept.move_to_end(key)
+        return kept
+
+    def put(self, key: tuple[Any, ...], selection: Selection, stamp: int) -> None:
+        self._kept[key] = selection
+        for old in [k for k in self._kept if k[0] < stamp]:  # superseded by a later stamp
+            del self._kept[old]
+        while len(self._kept) > self._size:
+            self._kept.popitem(last=False)
+
+
+def _key(
+    stamp: int, perms: Mapping[str, Permission], req: ReadRequest, at: datetime | None
+) -> tuple[Any, ...]:
     levels = tuple(sorted((repo, tuple(names)) for repo, names in access_levels(perms).items()))
     selector = req.selector
-    return (stamp, selector.kind, selector.baseline_id, req.include_evidence, levels)
+    instants = tuple(None if t is None else t.timestamp() for t in (at, req.valid_at))
+    return (stamp, selector.kind, selector.baseline_id, req.include_evidence, levels, instants)
 
 
 def _copy(selection: Selection) -> Selection:

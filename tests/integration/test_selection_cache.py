@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,8 @@ class Scenario:
     granted: bool = False
     promotions: int = 0
     serial: Iterator[int] = field(default_factory=itertools.count)
+    instants: list[datetime] = field(default_factory=list)
+    """An instant before each write: what the reads of the past ask for."""
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +142,9 @@ def _has_live_canonical(app: App, elements: list[str]) -> bool:
         return any(uow.store.get_element(e).retired_at is None for e in elements)
 
 
-def _request(s: Scenario, selector: str, evidence: bool, as_of: object = None) -> ReadRequest:
+def _request(
+    s: Scenario, selector: str, evidence: bool, as_of: object = None, valid_at: object = None
+) -> ReadRequest:
     return ReadRequest.model_validate(
         {
             "scope": scope(s.w.repo),
@@ -147,23 +152,27 @@ def _request(s: Scenario, selector: str, evidence: bool, as_of: object = None) -
             "query": "page",
             "include_evidence": evidence,
             "as_of": as_of,
+            "valid_at": valid_at,
         }
     )
 
 
-def _check_reads(s: Scenario) -> None:
-    """Every process, caller and selector: the cache answers like resolving afresh."""
+def _check_reads(s: Scenario, pick: int = 0) -> None:
+    """Every process, caller and selector, now and at two earlier instants (the one before the
+    last write, and one picked from before): the cache answers like resolving afresh."""
     callers = [s.w.reader, s.w.admin] + ([s.extra] if s.granted else [])
-    for app, caller, selector, evidence in itertools.product(
-        s.apps, callers, SELECTORS, (True, False)
+    past = [s.instants[-1], s.instants[pick % len(s.instants)]] if s.instants else []
+    for app, caller, selector, evidence, at in itertools.product(
+        s.apps, callers, SELECTORS, (True, False), [None, *past]
     ):
         cache = app.reads.selections
         assert isinstance(cache, SelectionCache)
-        req = _request(s, selector, evidence)
+        valid = at if at is not None and pick % 3 == 0 else None  # validity instants too
+        req = _request(s, selector, evidence, at, valid)
         with app.uow(readonly=True) as uow:
             perms = readable_repositories(app.reads.k.gate, uow, caller, req.scope)
-            kept = cache.resolve(uow, perms, req, None)
-            fresh = resolve_selection(uow, perms, req, None)
+            kept = cache.resolve(uow, perms, req, at)
+            fresh = resolve_selection(uow, perms, req, at)
         assert kept.versions == fresh.versions
         assert kept.by_element == fresh.by_element
         assert kept.baselines == fresh.baselines
@@ -186,8 +195,9 @@ def test_cached_selections_equal_fresh_ones_under_random_writes(
     scenario: Scenario, steps: list[tuple[str, int, int]]
 ) -> None:
     for op, process, pick in steps:
+        scenario.instants.append(scenario.apps[process].clock.now())
         _apply(scenario, op, scenario.apps[process], pick)
-        _check_reads(scenario)
+        _check_reads(scenario, pick)
 
 
 def test_the_property_ran_enough_cases_and_the_cache_was_used(scenario: Scenario) -> None:
@@ -202,21 +212,31 @@ def test_the_property_ran_enough_cases_and_the_cache_was_used(scenario: Scenario
 
 
 def test_reads_of_the_past_are_never_answered_from_the_current_state(scenario: Scenario) -> None:
+    """A read of the past is kept under its own instant: never answered from the current
+    selection (kept just before) nor from another instant's, and a second read of the same
+    instant reuses it."""
     s = scenario
     app = s.apps[0]
     before = app.clock.now()
     out = app.service.create_element(s.w.curator, s.w.repo, title="Later", body="# Later\n")
     cache = app.reads.selections
     assert isinstance(cache, SelectionCache)
-    hits = cache.hits
-    req = _request(s, "head", False, before.isoformat())
+    after = app.clock.now()
     with app.uow(readonly=True) as uow:
-        perms = readable_repositories(app.reads.k.gate, uow, s.w.admin, req.scope)
-        past = cache.resolve(uow, perms, req, req.as_of)
-        current = cache.resolve(uow, perms, _request(s, "head", False), None)
+        head = _request(s, "head", False)
+        perms = readable_repositories(app.reads.k.gate, uow, s.w.admin, head.scope)
+        current = cache.resolve(uow, perms, head, None)
+        misses = cache.misses
+        past = cache.resolve(uow, perms, _request(s, "head", False, before), before)
+        assert cache.misses == misses + 1  # resolved, not taken from the current selection
+        hits = cache.hits
+        again = cache.resolve(uow, perms, _request(s, "head", False, before), before)
+        assert cache.hits == hits + 1
+        later = cache.resolve(uow, perms, _request(s, "head", False, after), after)
     assert out["version"]["version_id"] not in past.versions
+    assert out["version"]["version_id"] not in again.versions
     assert out["version"]["version_id"] in current.versions
-    assert cache.hits == hits  # the past read was resolved, never looked up
+    assert out["version"]["version_id"] in later.versions
 
 
 def test_an_erased_version_and_a_revoked_grant_change_what_is_kept(
