@@ -11,7 +11,7 @@ items' contents, being part of the block, fit as well).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from projection.chunks import heading_path_text, split_into_chunks
@@ -202,7 +202,7 @@ def header(marker: int, item: ItemSource) -> str:
     return f"[{marker}] {title} ({item.source_kind}, {item.version_id})"
 
 
-def pack(items: Sequence[ItemSource], max_items: int, max_chars: int) -> Packed:
+def pack(items: Iterable[ItemSource], max_items: int, max_chars: int) -> Packed:
     """Fit ranked items into the budget, cutting the last one at a word boundary if needed.
 
     Items are taken in order; the first that does not fit (even cut) ends the packing, so

@@ -17,7 +17,7 @@ repeated with a larger window, so the budget fills from permitted content.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -153,7 +153,8 @@ class ReadPipeline:
                 selection = self.selections.resolve(uow, perms, req, req.as_of)
             else:
                 selection = resolve_selection(uow, perms, req, req.as_of)
-            trace.filters = filters_view(req, perms, selection)
+            if req.explain:  # counting the selection's versions is O(selection) per read
+                trace.filters = filters_view(req, perms, selection)
             if req.recall == "query":
                 trace.query_rewrite = {
                     "original": req.query,
@@ -164,8 +165,8 @@ class ReadPipeline:
             ranked = self._rank_rounds(
                 uow, req, perms, selection, trace, req.as_of or now, semantic
             )
-        packed = pack(
-            [ranked.sources[s.candidate.version_id] for s in ranked.scored],
+        packed = pack(  # lazily: what the budget never reaches is never chunked or excerpted
+            (ranked.sources[s.candidate.version_id] for s in ranked.scored),
             req.budget.max_items,
             req.budget.max_chars,
         )
@@ -239,7 +240,8 @@ class ReadPipeline:
         now = recency_anchor(candidates, instant.timestamp())
         scored = score(candidates, weights, now)
         terms = query_terms(req.query or "")
-        sources = {r.version_id: self._source(r, rows[r.version_id], req, terms) for r in found}
+        by_id = {r.version_id: r for r in found}
+        sources = _Sources(lambda v: self._source(by_id[v], rows[v], req, terms))
         kept, collapsed = collapse(
             scored,
             lambda s: shown_text(
@@ -292,6 +294,20 @@ class ReadPipeline:
             pieces=tuple(pieces),
             note=note,
         )
+
+
+class _Sources(dict[str, ItemSource]):
+    """What to show of each candidate, made when first asked for: only the items duplicate
+    collapse compares and the budget can reach are chunked and excerpted (at a million chunks
+    that work for every candidate was a fifth of a read)."""
+
+    def __init__(self, make: Callable[[str], ItemSource]) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, version_id: str) -> ItemSource:
+        made = self[version_id] = self._make(version_id)
+        return made
 
 
 def _standing(s: Scored) -> float:
