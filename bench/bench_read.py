@@ -178,12 +178,15 @@ def _incremental(app: App) -> str:
     seconds = []
     for n in range(20):
         started = time.perf_counter()
-        with app.uow() as uow:  # commit runs the index hook, as every write does
+        with app.uow() as uow:
             el = uow.store.get_element(element_id)
             _next(uow, el, app.clock.now(), Provenance("user", "user:bench"), "t", f"# T\n\n{n}\n")
             uow.commit()
+        # the index is kept off the write path: a read catches it up (read your writes), so
+        # "until indexed" is the commit plus what the next read waits for
+        app.reads.catch_up_index()
         seconds.append(time.perf_counter() - started)
-    return f"{statistics.median(seconds) * 1000:.1f} ms (p50, commit + index)"
+    return f"{statistics.median(seconds) * 1000:.1f} ms (p50, commit + index catch-up)"
 
 
 def main() -> None:
