@@ -49,7 +49,9 @@ BATCH = 5_000
 def seed(home: Path, total_chunks: int) -> dict[str, Any]:
     """Bulk-write documents until ``total_chunks`` chunks; the figures of the seeding."""
     started = time.perf_counter()
-    app = build_app(Settings(home=home), migrate=True)
+    # no background upkeep: the bulk inserts hold the write lock for minutes, and its pruning
+    # would give up waiting (and log it) while they run
+    app = build_app(Settings(home=home), migrate=True, background=False)
     app.indexer.catch_up = lambda *args, **kwargs: 0  # type: ignore[method-assign,union-attr]
     svc = app.service
     svc.bootstrap_admin(ADMIN.principal_id)
