@@ -4,14 +4,21 @@ Real backlogs and ADRs rarely use YAML front matter for this; they say it near t
 handful of conventions, all recognised here (only in the first :data:`TOP_LINES` lines, outside
 code fences, so a later mention of "deprecated" in the text changes nothing):
 
-- a status field: front matter ``status: historical``, or a body line ``Status: Deprecated``,
+- a status field: front matter ``status: historical``, or a body line ``Status: Deprecated``
+  (or ``Status – superseded (2026-02-17): …``),
   ``**Status:** Deprecated (historical; superseded by 650 suite)``, ``> Status: Accepted``,
   ``## Status`` followed by the value on the next line (ADR style);
 - a banner whose first word is a lifecycle word: ``> **DEPRECATED**: …``,
   ``> **⚠️ SUPERSEDED BY [435](435-x.md)**``, ``> Deprecated (historical): …``;
+- a lifecycle word marking the title (the first heading): ``# Observability Blueprint
+  (superseded)``, ``# Package Pipeline _(Archived)_``, ``# 713 — Scenarios (superseded by
+  714)``, ``# [DEPRECATED] Old flow``;
 - ``Superseded by: …`` / ``Replaced by …`` (this document is superseded) and
   ``Supersedes: 432, parts of 367`` (this document supersedes others; "parts of" ones are
-  not replaced, only partly), plus front matter ``supersedes`` / ``superseded_by``.
+  not replaced, only partly), also as a sentence about the document itself (``This document
+  supersedes backlog/527-x-v3.md``, ``This backlog … consolidates and supersedes backlogs 371
+  and 376.``, ``This document is authoritative and supersedes:`` followed by a list), plus
+  front matter ``supersedes`` / ``superseded_by``.
 
 The first word of a status value decides, by :data:`VOCABULARY` (configurable: pass another
 mapping). The result, with the line or field that said so, is version metadata: ``lifecycle``
@@ -56,7 +63,9 @@ TOP_LINES = 25
 _MARKUP = re.compile(
     r"^[\s>*_#`~|\-•·\u2022\u26a0\ufe0f\u2705\u274c\u2757\u203c\U0001F300-\U0001FAFF:]+"
 )
-_STATUS = re.compile(r"^status\s*(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?\s*(?P<value>.*)$", re.I)
+_STATUS = re.compile(
+    r"^status(?:\s*(?:\*\*|__)?\s*[:：]|\s+[-–—]\s)\s*(?:\*\*|__)?\s*(?P<value>.*)$", re.I
+)
 _STATUS_HEADING = re.compile(r"^#{1,6}\s*status\s*$", re.I)
 _SUPERSEDED_BY = re.compile(
     r"^(?:superseded|replaced)\s+by\s*(?:\*\*|__)?\s*[:：]?\s*(?:\*\*|__)?\s*(?P<refs>.*)$", re.I
@@ -64,10 +73,20 @@ _SUPERSEDED_BY = re.compile(
 _SUPERSEDES = re.compile(
     r"^(?:supersedes|replaces)\s*(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?\s*(?P<refs>.*)$", re.I
 )
+_THIS_SUPERSEDES = re.compile(
+    r"^this\s+(?:document|doc|backlog|page|adr|item|spec|file|note)\b.*?\bsupersedes\b"
+    r"\s*(?:\*\*|__)?\s*[:：]?\s*(?P<refs>.*)$",
+    re.I,
+)
+_TITLE_MARK = re.compile(
+    r"(?:^[\[(](?P<lead>[A-Za-z-]+)[\])]|[\[(][\s_*]*(?P<tail>[A-Za-z-]+)(?P<by>\s+by\b[^\])]*)?"
+    r"[\s_*]*[\])][\s_*]*$)"
+)
+_LIST_ITEM = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
 _WORD = re.compile(r"[a-z][a-z-]*")
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 _PATH = re.compile(r"[\w./-]*\d*[\w-]*\.md\b")
-_NUMBER = re.compile(r"(?<![\w.])(\d{2,5})(?:v\d+)?(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.])(\d{2,5})(?:v\d+)?(?!\w|\.\w)")
 
 
 @dataclass(frozen=True)
@@ -152,12 +171,28 @@ def derive(
     if superseded_by and state is None:
         state, evidence = SUPERSEDED, "front matter superseded_by"
     lines = _top_lines(content)
+    titled = False
+    marked: tuple[str, str] | None = None  # the title's mark: the weakest statement
     for i, raw in enumerate(lines):
         line = _MARKUP.sub("", raw).strip()
         if not line:
             continue
-        if match := _SUPERSEDES.match(line):
-            supersedes += references(match.group("refs"))
+        if raw.startswith("#") and not titled:  # the title: a lifecycle word may mark it
+            titled = True
+            found, refs = _title_mark(line, vocabulary)
+            superseded_by += refs
+            if found is not None:
+                marked = (found, raw[:200])
+            continue
+        if match := _SUPERSEDES.match(line) or _THIS_SUPERSEDES.match(line):
+            named = references(match.group("refs"))
+            if not named and not match.group("refs").strip():  # "…supersedes:" then a list
+                following = [_LIST_ITEM.sub("", x) for x in lines[i + 1 : i + 11]]
+                for item, listed in zip(lines[i + 1 : i + 11], following, strict=True):
+                    if item == listed:
+                        break
+                    named += references(listed)
+            supersedes += named
             continue
         if match := _SUPERSEDED_BY.match(line):
             superseded_by += references(match.group("refs"))
@@ -183,12 +218,28 @@ def derive(
                 state, evidence = SUPERSEDED, raw[:200]
                 if match := re.search(r"\bby\b(.*)$", line, re.I):
                     superseded_by += references(match.group(1))
+    if state is None and marked is not None:
+        state, evidence = marked
     return Lifecycle(
         state,
         evidence,
         tuple(dict.fromkeys(supersedes)),
         tuple(dict.fromkeys(superseded_by)),
     )
+
+
+def _title_mark(title: str, vocabulary: Mapping[str, str]) -> tuple[str | None, list[str]]:
+    """The state a title's lifecycle mark states (``(superseded)``, ``_(Archived)_``,
+    ``[DEPRECATED] …``) and, for ``(superseded by 714)``, what it names."""
+    match = _TITLE_MARK.search(title)
+    if match is None:
+        return None, []
+    word = (match.group("lead") or match.group("tail") or "").lower()
+    found = vocabulary.get(word)
+    if found is None:
+        return None, []
+    by = match.group("by")
+    return found, list(references(by[by.lower().index("by") + 2 :])) if by else []
 
 
 def _as_list(value: object) -> list[object]:

@@ -34,6 +34,12 @@ DOCS = {
     "adr-0005-storage.md": "# ADR 5: storage\n\n## Status\n\nAccepted\n\nWe store blobs in S3.\n",
     "old-runbook.md": "---\nstatus: archived\n---\n# Runbook\n\nRestart the pods by hand.\n",
     "banner.md": "# Tests\n\n> **DEPRECATED**: superseded by the unified test plan.\n\nRun make.\n",
+    "334-logging.md": "# Logging blueprint (superseded)\n\nShip logs to Loki.\n",
+    "334-logging-v2.md": "# Logging blueprint v2\n\nShip logs to Loki per tenant.\n",
+    "334-logging-v3.md": (
+        "# Logging contract v3\n\nThis document is **authoritative** and supersedes:\n"
+        "- [v2](334-logging-v2.md)\n\nShip logs and traces through the collector.\n"
+    ),
 }
 
 
@@ -67,6 +73,9 @@ def test_lifecycle_comes_from_body_conventions_and_front_matter(
     assert state("adr-0005-storage.md")["state"] == "current"
     assert state("old-runbook.md")["state"] == "superseded"
     assert state("banner.md")["state"] == "superseded"
+    assert state("334-logging.md")["evidence"] == "# Logging blueprint (superseded)"  # its title
+    assert state("334-logging-v2.md")["state"] == "superseded"  # "This document … supersedes:"
+    assert "334-logging-v3.md" in state("334-logging-v2.md")["evidence"]
 
     # a status question shows the current page first, the replaced ones below it
     out = w.svc.read_context(
@@ -96,7 +105,7 @@ def test_supersedes_statements_become_relationships_from_either_side(
     ``SUPERSEDES`` relationship between the two elements; a statement removed in a later
     commit retires its relationship on the incremental run, and the others stay."""
     w, ingestor, git, report = _ingested(sqlite_app, tmp_path)
-    assert report["supersedes"] == {"added": 2, "retired": 0}
+    assert report["supersedes"] == {"added": 3, "retired": 0}  # 435→432, ADR 3→5, 334 v3→v2
 
     def el(path: str) -> str:
         return element_id_for(w.repo, str(git.root.resolve()), path)

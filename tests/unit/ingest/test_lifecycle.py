@@ -17,11 +17,25 @@ from ingest.references import resolve_reference
         ({}, "# T\n\n**Status:** Deprecated (historical; superseded by 650 suite)\n", "superseded"),
         ({}, "# T\n\n**Status**: Implemented\n", "current"),
         ({}, "# T\n\n> Status: Draft\n", "draft"),
+        (
+            {},
+            "# T\n\n> **Status – superseded (2026-02-17):** registries were removed.\n",
+            "superseded",
+        ),
+        ({}, "# T\n\nStatus-quo: it works.\n", None),
         ({}, "# ADR 3\n\n## Status\n\nSuperseded by [ADR-0005](0005-x.md)\n", "superseded"),
         ({}, "# T\n\n> **DEPRECATED**: This backlog has been superseded by 430v2.\n", "superseded"),
         ({}, "# T\n\n> **⚠️ SUPERSEDED BY [435](435-remote.md)**\n", "superseded"),
         ({}, "# T\n\n> Deprecated (historical): this doc assumes a dev model.\n", "superseded"),
         ({}, "# T\n\nSuperseded by: backlog/650-new.md\n", "superseded"),
+        ({}, "# Observability Blueprint – Single-Tenant Stack (superseded)\n", "superseded"),
+        ({}, "# Backlog 344: Package Pipeline Refresh _(Archived)_\n\nText.\n", "superseded"),
+        ({}, "# [DEPRECATED] Old flow\n", "superseded"),
+        ({}, "# Foo (Draft)\n", "draft"),
+        ({}, "# Foo (Draft)\n\n**Status:** Accepted\n", "current"),  # a status line wins
+        ({}, "# Foo (v2)\n", None),
+        ({}, "# Migrating from Foo (deprecated) to Bar\n", None),  # a mark ends the title
+        ({}, "# Guide\n\nText.\n\n## Old parts (deprecated)\n", None),  # only the title
         ({}, "# T\n\nThis used to be deprecated, see below.\n", None),
         ({}, "# T\n\n> **Update:** the tilt overlays are deprecated.\n", None),
         ({}, "# T\n\n```\nStatus: Deprecated\n```\n", None),
@@ -44,6 +58,30 @@ def test_supersedes_lines_name_documents_but_not_parts_of_them() -> None:
     assert found.supersedes == ("432",)
     assert found.state is None  # saying what it replaces says nothing of its own state
     assert references("[a](a.md), backlog/b.md and 12") == ("a.md", "backlog/b.md", "12")
+
+
+def test_a_title_mark_may_name_the_replacement() -> None:
+    found = derive({}, "# 713 — Scenarios (superseded by 714)\n\nText.\n")
+    assert (found.state, found.superseded_by) == ("superseded", ("714",))
+    assert found.evidence == "# 713 — Scenarios (superseded by 714)"
+
+
+def test_a_sentence_about_the_document_names_what_it_supersedes() -> None:
+    one = derive({}, "# T\n\nThis document supersedes `backlog/527-x-v3.md` to make it work.\n")
+    assert one.supersedes == ("backlog/527-x-v3.md",)
+    two = derive(
+        {}, "# T\n\nThis backlog sets the target. It consolidates and supersedes 371 and 376.\n"
+    )
+    assert two.supersedes == ("371", "376")
+    listed = derive(
+        {},
+        "# T\n\nThis document is **authoritative** and supersedes:\n"
+        "- [334](334-logging.md)\n- `backlog/334-logging-v2.md`\n\nNot a list: 99\n",
+    )
+    assert listed.supersedes == ("334-logging.md", "backlog/334-logging-v2.md")
+    assert listed.state is None
+    # another document's statement is not this one's
+    assert derive({}, "# T\n\nThe 430v2 plan supersedes 430.\n").supersedes == ()
 
 
 def test_the_vocabulary_is_configurable() -> None:
