@@ -158,16 +158,19 @@ def _request(
 
 
 def _check_reads(s: Scenario, pick: int = 0) -> None:
-    """Every process, caller and selector, now and at two earlier instants (the one before the
-    last write, and one picked from before): the cache answers like resolving afresh."""
+    """Every process, caller and selector, now and (with evidence or not, by ``pick``) at an
+    earlier instant — the one before the last write or one picked from before, by turns, and
+    every third time with ``valid_at`` too: the cache answers like resolving afresh."""
     callers = [s.w.reader, s.w.admin] + ([s.extra] if s.granted else [])
-    past = [s.instants[-1], s.instants[pick % len(s.instants)]] if s.instants else []
-    for app, caller, selector, evidence, at in itertools.product(
-        s.apps, callers, SELECTORS, (True, False), [None, *past]
+    reads = [(None, evidence, None) for evidence in (True, False)]
+    if s.instants:
+        at = s.instants[-1] if pick % 2 else s.instants[pick % len(s.instants)]
+        reads.append((at, pick % 4 < 2, at if pick % 3 == 0 else None))
+    for app, caller, selector, (at, evidence, valid) in itertools.product(
+        s.apps, callers, SELECTORS, reads
     ):
         cache = app.reads.selections
         assert isinstance(cache, SelectionCache)
-        valid = at if at is not None and pick % 3 == 0 else None  # validity instants too
         req = _request(s, selector, evidence, at, valid)
         with app.uow(readonly=True) as uow:
             perms = readable_repositories(app.reads.k.gate, uow, caller, req.scope)
