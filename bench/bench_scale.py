@@ -11,6 +11,7 @@ versions, chunking, the index, the chunk rows — and of the engine alone, fed a
 the CPU seconds of every thread and the peak RSS after each), 100 ten-word questions through
 ``read_context`` as a reader of one repository (published, ``as_of``, 2-hop expansion: p50 /
 p95), one committed write until indexed, the index's size on disk and the child's peak RSS.
+Each engine's figures are printed as a JSON line as it finishes, then all of them as a table.
 """
 
 from __future__ import annotations
@@ -276,6 +277,7 @@ def main() -> None:
             seeded = seed(home, args.chunks)
             marker.write_text(json.dumps(seeded))
         print(json.dumps(seeded), flush=True)
+        results = []
         for engine in args.engines:
             command = [sys.executable, "-m", "bench.bench_scale", "--home", str(home)]
             command += ["--measure", engine, "--mid", seeded["mid"]]
@@ -284,7 +286,36 @@ def main() -> None:
             if done.returncode:
                 print(json.dumps({"engine": engine, "failed": done.stderr[-2000:]}), flush=True)
             else:
-                print(done.stdout.strip().splitlines()[-1], flush=True)
+                line = done.stdout.strip().splitlines()[-1]
+                print(line, flush=True)
+                results.append(json.loads(line))
+        if results:
+            print()
+            print(table(results))
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    """The engines' figures side by side: a row per measure, a column per engine."""
+    names = [f"{r['engine']} ({r['chunks']:,} chunks)" for r in results]
+    rows = [
+        (key.replace("_", " "), ["-" if r.get(key) is None else f"{r[key]}" for r in results])
+        for key in results[0]
+        if key not in ("engine", "chunks")
+    ]
+    first = max(len("measure"), *(len(name) for name, _ in rows))
+    widths = [
+        max(len(names[i]), *(len(values[i]) for _, values in rows)) for i in range(len(names))
+    ]
+    lines = [
+        "  ".join(
+            ["measure".ljust(first), *(n.ljust(w) for n, w in zip(names, widths, strict=True))]
+        ).rstrip(),
+        "  ".join(["-" * first, *("-" * w for w in widths)]),
+    ]
+    for name, values in rows:
+        cells = (v.ljust(w) for v, w in zip(values, widths, strict=True))
+        lines.append("  ".join([name.ljust(first), *cells]).rstrip())
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
