@@ -239,14 +239,6 @@ class ReadStore:
             if at is None
             else sa.and_(r.recorded_at <= at, sa.or_(r.retired_at.is_(None), r.retired_at > at))
         )
-
-        def readable(far: Any) -> ColumnElement[bool]:
-            # A correlated EXISTS, not a join: the plan has to start from the given elements'
-            # relationships (by index). Joined, SQLite without statistics started from every
-            # element of the readable repository for more than a few seeds (~60 ms at a
-            # million chunks instead of ~1 ms).
-            return sa.exists().where(_E.element_id == far, _readable(access))
-
         rows: list[dict[str, Any]] = []
         for batch in _batches(element_ids):
             for near, far in (
@@ -261,7 +253,15 @@ class ReadStore:
                     near.label("from"),
                     far.label("to"),
                     r.recorded_at,
-                ).where(near.in_(batch), live, readable(far))
+                ).where(
+                    near.in_(batch),
+                    live,
+                    # the far end's readability as a correlated EXISTS, not a join: the plan
+                    # has to start from the given elements' relationships (by index). Joined,
+                    # SQLite without statistics started from every element of the readable
+                    # repository for more than a few seeds (~60 ms a call at a million chunks)
+                    sa.exists().where(_E.element_id == far, _readable(access)),
+                )
                 if type_keys:
                     q = q.where(r.type_key.in_(sorted(set(type_keys))))
                 rows += [dict(x._mapping) for x in self.conn.execute(q)]
