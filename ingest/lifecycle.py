@@ -79,7 +79,7 @@ _THIS_SUPERSEDES = re.compile(
     re.I,
 )
 _TITLE_MARK = re.compile(
-    r"(?:^[\[(](?P<lead>[A-Za-z-]+)[\])]|[\[(][\s_*]*(?P<tail>[A-Za-z-]+)(?P<by>\s+by\b[^\])]*)?"
+    r"(?:^[\[(](?P<lead>[A-Za-z-]+)[\])]|[\[(][\s_*]*(?P<tail>[A-Za-z-]+)(?:\s+by\b(?P<by>[^\])]*))?"
     r"[\s_*]*[\])][\s_*]*$)"
 )
 _LIST_ITEM = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
@@ -187,9 +187,9 @@ def derive(
         if match := _SUPERSEDES.match(line) or _THIS_SUPERSEDES.match(line):
             named = references(match.group("refs"))
             if not named and not match.group("refs").strip():  # "…supersedes:" then a list
-                following = [_LIST_ITEM.sub("", x) for x in lines[i + 1 : i + 11]]
-                for item, listed in zip(lines[i + 1 : i + 11], following, strict=True):
-                    if item == listed:
+                for item in lines[i + 1 : i + 11]:
+                    listed = _LIST_ITEM.sub("", item)
+                    if listed == item:
                         break
                     named += references(listed)
             supersedes += named
@@ -238,8 +238,7 @@ def _title_mark(title: str, vocabulary: Mapping[str, str]) -> tuple[str | None, 
     found = vocabulary.get(word)
     if found is None:
         return None, []
-    by = match.group("by")
-    return found, list(references(by[by.lower().index("by") + 2 :])) if by else []
+    return found, list(references(match.group("by") or ""))
 
 
 def _as_list(value: object) -> list[object]:
