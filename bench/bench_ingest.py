@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.backends import backends
+from bench.tables import columns
 from runtime import App, build_app
 from service.authz import Caller
 
@@ -190,11 +191,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=1000, help="size of the generated backlog")
     args = parser.parse_args()
     rows, notes = run(args.generated, args.files)
-    widths = [max(len(r[i]) for r in [HEADERS, *rows]) for i in range(len(HEADERS))]
-    print("  ".join(h.ljust(w) for h, w in zip(HEADERS, widths, strict=True)))
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+    print(columns(HEADERS, rows))
     for note in notes:
         print(f"note: {note}")
 

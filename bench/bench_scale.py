@@ -31,6 +31,7 @@ from typing import Any
 
 from bench.bench_read import ADMIN, AGENT, LEVELS, QUESTIONS, SEED, _incremental, timings
 from bench.corpus import REPOSITORIES, generate_documents, generate_questions
+from bench.tables import columns
 from domain.model import Element, Provenance, Relationship, RelationshipKind
 from domain.values import SourceKind
 from projection.chunks import split_into_chunks
@@ -296,26 +297,13 @@ def main() -> None:
 
 def table(results: list[dict[str, Any]]) -> str:
     """The engines' figures side by side: a row per measure, a column per engine."""
-    names = [f"{r['engine']} ({r['chunks']:,} chunks)" for r in results]
+    header = ["measure", *(f"{r['engine']} ({r['chunks']:,} chunks)" for r in results)]
     rows = [
-        (key.replace("_", " "), ["-" if r.get(key) is None else f"{r[key]}" for r in results])
+        [key.replace("_", " "), *("-" if r.get(key) is None else f"{r[key]}" for r in results)]
         for key in results[0]
         if key not in ("engine", "chunks")
     ]
-    first = max(len("measure"), *(len(name) for name, _ in rows))
-    widths = [
-        max(len(names[i]), *(len(values[i]) for _, values in rows)) for i in range(len(names))
-    ]
-    lines = [
-        "  ".join(
-            ["measure".ljust(first), *(n.ljust(w) for n, w in zip(names, widths, strict=True))]
-        ).rstrip(),
-        "  ".join(["-" * first, *("-" * w for w in widths)]),
-    ]
-    for name, values in rows:
-        cells = (v.ljust(w) for v, w in zip(values, widths, strict=True))
-        lines.append("  ".join([name.ljust(first), *cells]).rstrip())
-    return "\n".join(lines)
+    return columns(header, rows)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from bench.backends import backends
+from bench.tables import columns
 from domain.errors import NotFound
 from runtime import App, build_app
 from service.authz import Caller
@@ -307,14 +308,7 @@ def main() -> None:
         args.quick, args.pairs, args.backend, not args.no_as_of, args.profile,
         background=not args.no_background,
     )  # fmt: skip
-    widths = [max(len(r[i]) for r in [("backend", "measure", "result"), *rows]) for i in range(3)]
-    line = "  ".join("-" * w for w in widths)
-    print(
-        "  ".join(h.ljust(w) for h, w in zip(("backend", "measure", "result"), widths, strict=True))
-    )
-    print(line)
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+    print(columns(("backend", "measure", "result"), rows))
 
 
 if __name__ == "__main__":
