@@ -275,6 +275,12 @@ class KeywordIndex(DerivedIndex, Protocol):
     ) -> list[VersionHit]:
         """Best-scoring permitted whole versions."""
 
+    def search_both(
+        self, query_text: str, index_filter: IndexFilter, limit: int, per_version: int
+    ) -> tuple[list[Hit], list[VersionHit]]:
+        """``search`` and ``search_versions`` of one question, the same answers as the two
+        calls (an engine that searches outside the GIL may run them at once)."""
+
 
 def indexed_chunks(
     *,

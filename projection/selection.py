@@ -42,10 +42,20 @@ class Selection:
     """Element id → its (first) selected version."""
     baselines: dict[str, str | None] = field(default_factory=dict)
     """Repository key → the baseline its canonical versions came from (selector-dependent)."""
+    _ids: frozenset[str] | None = field(default=None, repr=False, compare=False)
+
+    def version_ids(self) -> frozenset[str]:
+        """The selected version ids as one set, made once (``add`` and ``keep`` make it
+        anew): at a million chunks a selection holds tens of thousands of ids, and the keyword
+        filter of every read of a kept selection then hashes and compares the same object."""
+        if self._ids is None:
+            self._ids = frozenset(self.versions)
+        return self._ids
 
     def add(self, versions: Iterable[SelectedVersion], *, several: bool = False) -> None:
         """Add versions; an element keeps the first version it was given, unless ``several``
         (explicitly listed versions) lets more versions of one element in."""
+        self._ids = None
         for v in versions:
             if v.element_id in self.by_element and not several:
                 continue
@@ -55,6 +65,7 @@ class Selection:
     def keep(self, version_ids: Iterable[str]) -> None:
         """Narrow the selection to ``version_ids``."""
         wanted = set(version_ids)
+        self._ids = None
         self.versions = {k: v for k, v in self.versions.items() if k in wanted}
         self.by_element = {}
         for v in self.versions.values():

@@ -83,7 +83,7 @@ def index_filter(
     """The filter the keyword search applies while matching."""
     return IndexFilter(
         max_rank_by_repository={repo: perm.read_rank for repo, perm in perms.items()},
-        version_ids=frozenset(selection.versions),
+        version_ids=selection.version_ids(),
         as_of=as_of.timestamp() if as_of is not None else None,
     )
 
@@ -93,8 +93,7 @@ def recall_by_query(
 ) -> tuple[list[Recalled], bool]:
     """The versions among the best ``want`` chunks (at most ``PER_VERSION`` each) and the best
     ``want`` whole versions, by both BM25 signals; and whether the index has no more."""
-    chunk_hits = index.search(query, flt, limit=want, per_version=PER_VERSION)
-    version_hits = index.search_versions(query, flt, limit=want)
+    chunk_hits, version_hits = index.search_both(query, flt, want, PER_VERSION)
     exhausted = len(chunk_hits) < want and len(version_hits) < want
     found = []
     for signal in combine_signals(chunk_hits, version_hits)[:want]:

@@ -111,9 +111,11 @@ def _key(
 
 
 def _copy(selection: Selection) -> Selection:
-    """A selection the caller may not change the kept one through."""
+    """A selection the caller may not change the kept one through (the id set is immutable:
+    shared, so its hash is computed once)."""
     return Selection(
         versions=dict(selection.versions),
         by_element=dict(selection.by_element),
         baselines=dict(selection.baselines),
+        _ids=selection.version_ids(),
     )

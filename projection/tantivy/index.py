@@ -35,6 +35,7 @@ import os
 import shutil
 import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
@@ -145,6 +146,8 @@ class TantivyKeywordIndex:
         self._analyzer = analyzer()
         self._terms = Terms()
         self._question_words = frozenset(self._analyzer.analyze(" ".join(QUESTION_WORDS)))
+        # search_both's second thread (started at the first submit)
+        self._helper = ThreadPoolExecutor(2, thread_name_prefix="tantivy-search")
         with self._lock.locked():
             state = self._read_state()
             new = state is None
@@ -293,6 +296,19 @@ class TantivyKeywordIndex:
         found = self._search(1, VERSION_FIELD_WEIGHTS, query_text, index_filter, limit, None)
         return [port.VersionHit(**stored, score=score) for stored, score in found]
 
+    def search_both(
+        self, query_text: str, index_filter: port.IndexFilter, limit: int, per_version: int
+    ) -> tuple[list[port.Hit], list[port.VersionHit]]:
+        """Both searches at once: the whole versions on a helper thread while this one searches
+        the chunks. tantivy searches without the GIL, so on two cores a read waits for the
+        longer search, not both (about 1.5 ms of a read at a million chunks)."""
+        versions = self._helper.submit(self.search_versions, query_text, index_filter, limit)
+        try:
+            chunks = self.search(query_text, index_filter, limit, per_version=per_version)
+        finally:
+            found = versions.result()
+        return chunks, found
+
     def _search(
         self,
         which: int,
@@ -374,6 +390,7 @@ class TantivyKeywordIndex:
         """Release the generation; the object cannot be used afterwards."""
         with self._swap:
             self._held.release()
+        self._helper.shutdown(wait=True)
 
     def _stored_chunks(self) -> list[port.IndexedChunk]:
         """Every indexed chunk, from the chunk side's stored fields, each version's together."""

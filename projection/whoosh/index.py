@@ -198,6 +198,16 @@ class WhooshKeywordIndex:
         found = self._search(1, VERSION_FIELD_WEIGHTS, query_text, index_filter, limit, None)
         return [port.VersionHit(**stored, score=score) for stored, score in found]
 
+    def search_both(
+        self, query_text: str, index_filter: port.IndexFilter, limit: int, per_version: int
+    ) -> tuple[list[port.Hit], list[port.VersionHit]]:
+        """Both searches, one after the other (pure Python: a second thread would only wait
+        for the GIL)."""
+        return (
+            self.search(query_text, index_filter, limit, per_version=per_version),
+            self.search_versions(query_text, index_filter, limit),
+        )
+
     def needs_rebuild(self) -> bool:
         """True when the directory held an index of another :data:`FORMAT`, which was set aside:
         this one starts empty and only a :meth:`rebuild` fills it."""

@@ -25,7 +25,7 @@ from projection.ranking import (
     represent,
     score,
 )
-from projection.selection import is_superseded, valid_at
+from projection.selection import SelectedVersion, Selection, is_superseded, valid_at
 
 NOW = 1_800_000_000.0
 
@@ -216,6 +216,21 @@ def test_validity_windows_and_superseded_markers() -> None:
     assert is_superseded({"status": "Superseded"})
     assert is_superseded({"superseded_by": ["x"]})
     assert not is_superseded({"status": "active"})
+
+
+def test_the_id_set_of_a_selection_follows_every_change_to_it() -> None:
+    def selected(version_id: str, element_id: str) -> SelectedVersion:
+        return SelectedVersion(version_id, element_id, "t/o/r", "CANONICAL", "internal")
+
+    selection = Selection()
+    selection.add([selected("v1", "e1"), selected("v2", "e2")])
+    first = selection.version_ids()
+    assert first == {"v1", "v2"}
+    assert selection.version_ids() is first  # made once
+    selection.add([selected("v3", "e3"), selected("v1b", "e1")])  # e1 keeps its first version
+    assert selection.version_ids() == {"v1", "v2", "v3"}
+    selection.keep(["v2", "v3"])
+    assert selection.version_ids() == {"v2", "v3"} == set(selection.versions)
 
 
 def test_verdicts_and_differences_of_stored_items() -> None:

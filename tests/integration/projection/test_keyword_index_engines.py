@@ -215,6 +215,44 @@ def test_the_whole_version_search_ranks_versions_once_each(index: AnyIndex) -> N
     assert index.version_count() == 2
 
 
+def test_both_searches_at_once_answer_like_the_two_calls_even_from_many_threads(
+    index: AnyIndex,
+) -> None:
+    index.replace_versions(
+        [
+            chunk
+            for n in range(12)
+            for chunk in doc(
+                f"v{n}",
+                f"# Deploy {n}\ncanary rollout step {n}\n## Rollback\nrollback {'canary ' * n}\n",
+                repository_key=SECRETS if n % 4 == 0 else PLATFORM,
+            )
+        ]
+    )
+    questions = ["canary rollback", "rollout step", "deploy canary", "nothing matches this"]
+    expected = {
+        q: (index.search(q, INTERNAL, 5, per_version=1), index.search_versions(q, INTERNAL, 5))
+        for q in questions
+    }
+    assert all(versions_of(expected[q][1]) for q in questions[:3])
+    answers: list[tuple[str, Any]] = []
+
+    def ask(worker: int) -> None:
+        for n in range(10):
+            q = questions[(worker + n) % len(questions)]
+            answers.append((q, index.search_both(q, INTERNAL, 5, 1)))
+
+    threads = [threading.Thread(target=ask, args=(worker,)) for worker in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(answers) == 40
+    for q, (chunks, versions) in answers:
+        assert (chunks, versions) == expected[q]
+        assert not {hit.repository_key for hit in [*chunks, *versions]} - {PLATFORM}
+
+
 def test_replacing_a_version_replaces_all_of_its_chunks(index: AnyIndex) -> None:
     index.replace_versions(doc("v1", "# A\nobsolete wording\n## B\nmore obsolete\n"))
     index.replace_versions(doc("v1", "# A\nfresh wording\n", retired_at=5.0))
