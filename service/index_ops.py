@@ -37,7 +37,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from projection.keyword_index import DerivedIndex, IndexedChunk
-from service.index_rows import chunk_rows, chunks_of, kept, skipped, stream_chunks, without
+from service import index_rows
+from service.index_rows import chunk_rows, chunks_of, skipped, without
 from service.ports import OutboxUnitOfWork
 
 P = TypeVar("P", bound=DerivedIndex)
@@ -317,28 +318,27 @@ class IndexMaintainer(Generic[P]):
         they become open gaps. No outbox row is deleted: other indexes may still need them.
         """
         chunks: list[IndexedChunk] = []
+        keys: list[index_rows.ChunkRowKey] = []  # what the chunk rows need, not the text
         with self._uow(readonly=True) as uow:
             top = uow.store.max_outbox_id()
             low = max(top - GAP_WINDOW, uow.store.outbox_pruned_through()) + 1
             present = uow.store.outbox_ids_between(low, top) if top >= low else []
             gaps = skipped(low - 1, present, time.time())
-            stream = stream_chunks(uow.store.all_indexable_versions(), progress)
+            read = index_rows.stream_chunks(uow.store.all_indexable_versions(), progress)
+            stream = index_rows.kept(read, keys)
             if self._keeps_chunk_rows:
                 # The keyword index takes the chunks as they are read: its engine indexes on
                 # its own threads meanwhile (tantivy's), instead of after all the chunking.
-                self.index.rebuild(kept(stream, chunks), position=top, gaps=gaps)
+                self.index.rebuild(stream, position=top, gaps=gaps)
             else:  # the embedding index's long rebuild runs outside the read transaction
                 chunks = list(stream)
         if not self._keeps_chunk_rows:
             self.index.rebuild(chunks, position=top, gaps=gaps)
-            return {"chunks": len(chunks), "versions": len({c.version_id for c in chunks})}
-        with self._uow() as uow:
-            uow.store.clear_chunk_rows()
-            rows = chunk_rows(chunks)
-            for start in range(0, len(rows), 2_000):
-                uow.store.replace_chunk_rows((), rows[start : start + 2_000])
-            uow.commit()
-        return {"chunks": len(chunks), "versions": len({c.version_id for c in chunks})}
+        else:
+            with self._uow() as uow:
+                index_rows.write_all_chunk_rows(uow.store, keys)
+                uow.commit()
+        return {"chunks": len(keys), "versions": len({key[1] for key in keys})}
 
     def _pending(self) -> int:
         """Outbox rows after the watermark or in its open gaps (the index's lag)."""

@@ -85,6 +85,27 @@ def test_a_rebuilt_index_answers_exactly_like_the_incrementally_maintained_one(
     assert _answers(fresh_world) == incremental
 
 
+def test_a_rebuild_writes_the_chunk_rows_the_upkeep_wrote_even_past_its_batch_size(
+    fresh_world: World,
+):
+    # one version of more chunks than a batch of rows (2,000): its ordinals count on across
+    # batches, and the rebuild keeps only the rows' fields, not the chunks' text
+    body = "# Long\n\n" + "".join(f"## Part {n}\n\nwords of part {n}\n\n" for n in range(2_100))
+    fresh_world.canonical("Long", body)
+    _populate(fresh_world)
+
+    def rows() -> list[tuple[object, ...]]:
+        with fresh_world.app.engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(sa.select(t.chunks).order_by("chunk_id"))]
+
+    incremental = rows()
+    assert len(incremental) > 2_100
+    assert max(r[3] for r in incremental) == 2_100  # the preamble, then 2,100 parts
+    built = fresh_world.svc.index_rebuild(fresh_world.admin)
+    assert built["chunks"] == len(incremental)
+    assert rows() == incremental
+
+
 def test_an_erased_version_is_dropped_from_the_index(world: World):
     _populate(world)
     assert world.app.reads.index.search("zebra", _everything(world)) == []
