@@ -183,8 +183,8 @@ def measure(home: Path, engine: str, mid: str, *, full_rebuild: bool = True) -> 
     built = {"chunks": index.doc_count(), "versions": index.version_count()}
     whole = whole_cpu = rss_after_build = None
     if full_rebuild:
-        # `ameide index rebuild`'s code path (IndexMaintainer.rebuild: it holds every chunk
-        # and chunk row in memory at once, and writes the chunk rows to the database too).
+        # `ameide index rebuild`'s code path (IndexMaintainer.rebuild: it keeps every chunk
+        # row's fields in memory, and writes the chunk rows to the database too).
         started, cpu = time.perf_counter(), _cpu()
         built = app.indexer.rebuild()
         whole, whole_cpu = time.perf_counter() - started, _cpu() - cpu
@@ -260,7 +260,7 @@ def main() -> None:
     parser.add_argument(
         "--engine-build-only",
         action="store_true",
-        help="skip IndexMaintainer.rebuild (it holds every chunk in memory; slow at 1M)",
+        help="skip IndexMaintainer.rebuild (it writes a million chunk rows too: slow at 1M)",
     )
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # child: ENGINE
     parser.add_argument("--mid", help=argparse.SUPPRESS)
