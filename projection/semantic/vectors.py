@@ -344,6 +344,10 @@ class VectorIndex:
             )
         return hits, scores
 
+    def forget_queries(self) -> None:
+        """Drop the kept question vectors (a benchmark times each read as a new question)."""
+        self._query_vector.cache_clear()
+
     def _encode_query(self, query: str) -> Any:
         return self.encoder.encode([query])[0]
 

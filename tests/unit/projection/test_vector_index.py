@@ -63,6 +63,18 @@ def test_search_ranks_only_the_versions_given(tmp_path: Path) -> None:
     assert index.last_applied_position() == 3
 
 
+def test_a_question_is_encoded_once_until_the_kept_vectors_are_forgotten(tmp_path: Path) -> None:
+    enc = WordEncoder()
+    index = _index(tmp_path, enc)
+    index.replace_versions(_chunks("v1", "kubernetes cluster upgrade"), position=1)
+    for _ in range(3):
+        index.search("cluster upgrade", ["v1"], limit=1)
+    assert enc.encoded.count("cluster upgrade") == 1
+    index.forget_queries()
+    index.search("cluster upgrade", ["v1"], limit=1)
+    assert enc.encoded.count("cluster upgrade") == 2
+
+
 def test_deleting_a_version_removes_its_texts_vectors_but_not_shared_ones(tmp_path: Path) -> None:
     index = _index(tmp_path, WordEncoder())
     index.replace_versions(_chunks("v1", "shared text") + _chunks("v2", "shared text"))
