@@ -180,9 +180,11 @@ def expand(
     settings: Expand,
     trace: Trace,
 ) -> list[Recalled]:
-    """Breadth-first from ``seeds`` along relationships live at ``at``, up to ``hops`` and
-    ``max_nodes`` new elements (``known`` ones are not added again); a neighbour joins with
-    its selected version and the path that reached it."""
+    """Breadth-first from ``seeds`` (best-ranked first) along relationships live at ``at``, up
+    to ``hops`` and ``max_nodes`` new elements (``known`` ones are not added again); a
+    neighbour joins with its selected version and the path that reached it. The neighbours of
+    a better-ranked element come first, so ``max_nodes`` keeps those (the store orders each
+    element's relationships by when they were recorded)."""
     paths: dict[str, tuple[PathStep, ...]] = dict.fromkeys((*known, *seeds), ())
     origin = {seed: seed for seed in seeds}
     frontier, added = list(seeds), list[Recalled]()
@@ -190,6 +192,8 @@ def expand(
         if not frontier:
             break
         rows = uow.store.neighbours(frontier, access, at, settings.relationship_types)
+        rank = {element_id: n for n, element_id in enumerate(frontier)}
+        rows.sort(key=lambda row: rank[row["from"]])  # stable: each element's order is kept
         frontier = []
         for row in rows:
             near, far = row["from"], row["to"]

@@ -26,6 +26,8 @@ from projection.ranking import (
     score,
 )
 from projection.selection import SelectedVersion, Selection, is_superseded, valid_at
+from service.read_recall import Trace, expand
+from service.read_request import Expand
 
 NOW = 1_800_000_000.0
 
@@ -287,3 +289,30 @@ def test_a_question_about_the_current_state_weighs_recency_more() -> None:
     assert (other.recency, other.recency_half_life_days) == (0.05, 365.0)
     with pytest.raises(ValueError, match="half_life"):
         RankingWeights.from_mapping({"recency_current_half_life_days": 0})
+
+
+def test_expansion_keeps_the_neighbours_of_better_ranked_seeds_when_it_must_choose() -> None:
+    # the store returns relationships ordered by element id; the seeds come best first
+    rows = [
+        {"relationship_id": "r1", "type_key": "t", "from": "el-a", "to": "el-a-near"},
+        {"relationship_id": "r2", "type_key": "t", "from": "el-z", "to": "el-z-near"},
+    ]
+
+    class Store:
+        def neighbours(self, *_args: object) -> list[dict[str, str]]:
+            return [dict(row) for row in rows]
+
+    class Uow:
+        store = Store()
+
+    selection = Selection()
+    selection.add(
+        SelectedVersion(f"v-{e}", e, "t/o/r", "CANONICAL", "internal")
+        for e in ("el-a", "el-z", "el-a-near", "el-z-near")
+    )
+    settings = Expand(hops=1, max_nodes=1)
+    for seeds, kept in ((["el-z", "el-a"], "el-z-near"), (["el-a", "el-z"], "el-a-near")):
+        trace = Trace()
+        added = expand(Uow(), {}, None, selection, seeds, seeds, settings, trace)  # type: ignore[arg-type]
+        assert [r.version_id for r in added] == [f"v-{kept}"]
+        assert [d["reason"] for d in trace.drops] == ["max_nodes"]
