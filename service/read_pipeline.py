@@ -19,10 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from domain.erasure import erased_note
 from domain.errors import InvalidArgument
+from projection.abbreviations import Definition, additions, definitions
 from projection.dedup import Shingles, collapse, shingles
 from projection.keyword_index import KeywordIndex
 from projection.packaging import (
@@ -75,6 +77,8 @@ from service.views import iso
 Words = dict[tuple[int, int], frozenset[str]]
 MAX_WINDOW = 400
 """Largest number of versions one query recall ranks (the window grows up to it)."""
+ABBREVIATION_SOURCES = 10
+"""How many of a read's best candidates may define abbreviations that widen its question."""
 
 
 class ReadPipeline:
@@ -196,11 +200,10 @@ class ReadPipeline:
         """Recall, expand and rank, widening the query window until the budget can fill."""
         want = 2 * req.budget.max_items + 4
         flt = index_filter(perms, selection, req.as_of)
+        words, widened = str(req.query), req.recall != "query"
         while True:
             if req.recall == "query":
-                recalled, exhausted = recall_by_query(
-                    self.index, str(req.query), flt, selection, want
-                )
+                recalled, exhausted = recall_by_query(self.index, words, flt, selection, want)
                 if self.semantic is not None and semantic:
                     recalled = recall_by_meaning(
                         self.semantic, str(req.query), selection, want, recalled, trace
@@ -208,6 +211,11 @@ class ReadPipeline:
             else:
                 recalled, exhausted = recall_by_ids(req, selection, trace), True
             ranked = self._rank(uow, req, recalled, selection, instant)
+            if not widened:  # once: abbreviations the best candidates define (the module)
+                widened, extra = True, self._abbreviations(words, ranked, trace)
+                if extra:
+                    words = f"{words} {extra}"
+                    continue
             if req.expand.hops:
                 seeds = [s.candidate.element_id for s in ranked.scored[: req.budget.max_items]]
                 known = [s.candidate.element_id for s in ranked.scored]
@@ -221,6 +229,25 @@ class ReadPipeline:
         for duplicate in ranked.duplicates:
             trace.drop("duplicate", **duplicate)
         return ranked
+
+    def _abbreviations(self, query: str, ranked: Ranked, trace: Trace) -> str:
+        """The words to add to the question for the abbreviations its best candidates define
+        (``projection.abbreviations``), shown in the trace; ``""`` for none."""
+        known: dict[str, tuple[Definition, str]] = {}
+        for s in ranked.scored[:ABBREVIATION_SOURCES]:
+            version_id, row = s.candidate.version_id, ranked.rows[s.candidate.version_id]
+            body = "" if row["erased_at"] is not None else row["body"]
+            key = ("abbreviations", version_id, len(body))
+            found: list[Definition] = self.memo.get(key, partial(definitions, body))  # type: ignore[assignment]
+            for d in found:
+                known.setdefault(d.short, (d, version_id))
+        added = additions(query, (d for d, _ in known.values()))
+        if added and trace.query_rewrite is not None:
+            trace.query_rewrite["abbreviations"] = [
+                {"short": d.short, "long": d.long, "added": words, "defined_in": known[d.short][1]}
+                for d, words in added
+            ]
+        return " ".join(words for _, words in added)
 
     def _rank(
         self,

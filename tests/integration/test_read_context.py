@@ -116,6 +116,36 @@ def test_superseded_evidence_ranks_below_its_active_replacement(world: World) ->
     assert demoted["contribution"] < 0
 
 
+def test_a_question_spelling_out_an_abbreviation_finds_the_page_that_only_uses_it(
+    world: World,
+) -> None:
+    glossary, _ = add_evidence(
+        world.app,
+        world.repo,
+        "glossary.md",
+        "# Messaging glossary\n\nWe build on Event-Driven Architecture (EDA): services publish "
+        "facts and never call each other for state.\n",
+    )
+    # shares no word with the question: only the abbreviation connects them
+    rules, _ = add_evidence(
+        world.app, world.repo, "rules.md", "# EDA rules\n\nOne topic per aggregate; idempotent "
+        "consumers; outbox before publish.\n",
+    )  # fmt: skip
+    question = "what does our event-driven architecture require?"
+    out = world.svc.read_context(world.agent, request(world.repo, question, explain=True))
+    assert {glossary, rules} <= {i["element_id"] for i in out["items"]}
+    (rewrite,) = out["trace"]["query_rewrite"]["abbreviations"]
+    assert (rewrite["short"], rewrite["long"], rewrite["added"]) == (
+        "eda",
+        "event driven architecture",
+        "eda",
+    )
+    assert rewrite["defined_in"] in {i["version_id"] for i in out["items"]}
+    # a question that already uses the short form is not rewritten
+    plain = world.svc.read_context(world.agent, request(world.repo, "EDA rules", explain=True))
+    assert "abbreviations" not in plain["trace"]["query_rewrite"]
+
+
 def test_a_mirrored_section_is_collapsed_into_the_original(world: World) -> None:
     section = "## Rolling back\n\n" + " ".join(f"step{i} rollback word{i}" for i in range(60))
     original, _ = add_evidence(
