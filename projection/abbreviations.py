@@ -32,8 +32,8 @@ MAX_ADDITIONS = 4
 """At most this many definitions widen one question."""
 
 _SKIPPED = frozenset({"a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "the", "to"})
-_SHORT_AFTER = re.compile(r"\(([A-Z][A-Za-z0-9]{1,8})\)")
-_SHORT_BEFORE = re.compile(r"\b([A-Z][A-Z0-9]{1,7})(s?)\s+\(([^()]{3,100})\)")
+_SHORT = re.compile(r"[A-Z][A-Za-z0-9]{1,8}")
+_SHORT_BEFORE = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Z0-9]{1,7})(s?)\s+$")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _LOOK_BACK = 120  # characters before "(SHORT)" searched for the long form
 
@@ -54,19 +54,24 @@ class Definition:
 def definitions(text: str) -> list[Definition]:
     """The abbreviations ``text`` defines, each short form once (its first definition)."""
     found: dict[str, Definition] = {}
-    for match in _SHORT_AFTER.finditer(text):
-        short = _singular(match.group(1))
-        if short is None:
-            continue
-        before = _words(text[max(0, match.start() - _LOOK_BACK) : match.start()])
-        words = before[-len(short) :] if len(before) >= len(short) else []
-        if words and _initials(words) == short.lower():
-            found.setdefault(short.lower(), Definition(short.lower(), tuple(words)))
-    for match in _SHORT_BEFORE.finditer(text):
-        short = _singular(match.group(1) + match.group(2))
-        inside = _words(match.group(3))
-        if short is not None and len(inside) == len(short) and _initials(inside) == short.lower():
-            found.setdefault(short.lower(), Definition(short.lower(), tuple(inside)))
+    start = text.find("(")
+    while start != -1:  # each parenthesis (finding them is most of the work: done in C)
+        end = text.find(")", start + 1, start + 102)
+        if end != -1:
+            inside = text[start + 1 : end]
+            if _SHORT.fullmatch(inside):  # "Long Form (SHORT)"
+                short = _singular(inside)
+                before = _words(text[max(0, start - _LOOK_BACK) : start])
+                words = before[-len(short) :] if short and len(before) >= len(short) else []
+                if short and words and _initials(words) == short.lower():
+                    found.setdefault(short.lower(), Definition(short.lower(), tuple(words)))
+            elif len(inside) >= 3 and "(" not in inside:  # "SHORT (Long Form)"
+                match = _SHORT_BEFORE.search(text, max(0, start - 12), start)
+                short = _singular(match.group(1) + match.group(2)) if match else None
+                words = _words(inside)
+                if short and len(words) == len(short) and _initials(words) == short.lower():
+                    found.setdefault(short.lower(), Definition(short.lower(), tuple(words)))
+        start = text.find("(", start + 1)
     return list(found.values())
 
 
