@@ -44,26 +44,23 @@ def chunk_row_key(c: IndexedChunk) -> ChunkRowKey:
     return (c.chunk_id, c.version_id, c.element_id, c.chunk_key, c.heading_path, c.start, c.end)
 
 
-def chunk_rows(chunks: Iterable[IndexedChunk | ChunkRowKey]) -> list[dict[str, Any]]:
-    """The ``chunks`` table rows of index documents (or of their :func:`chunk_row_key`)."""
-    return list(iter_chunk_rows(chunks))
+def chunk_rows(chunks: Iterable[IndexedChunk]) -> list[dict[str, Any]]:
+    """The ``chunks`` table rows of index documents."""
+    return list(_rows(map(chunk_row_key, chunks)))
 
 
 def write_all_chunk_rows(store: IndexOutboxStore, keys: Iterable[ChunkRowKey]) -> None:
     """Replace every chunk row by the rows of ``keys`` (a rebuild's), in batches."""
     store.clear_chunk_rows()
-    rows = iter_chunk_rows(keys)
+    rows = _rows(keys)
     while batch := list(itertools.islice(rows, 2_000)):
         store.replace_chunk_rows((), batch)
 
 
-def iter_chunk_rows(chunks: Iterable[IndexedChunk | ChunkRowKey]) -> Iterator[dict[str, Any]]:
-    """:func:`chunk_rows`, one at a time (a version's ordinals count on across batches)."""
+def _rows(keys: Iterable[ChunkRowKey]) -> Iterator[dict[str, Any]]:
+    """Chunk rows one at a time, each version's ordinals counting on across batches."""
     counters: dict[str, int] = {}
-    for c in chunks:
-        chunk_id, version_id, element_id, chunk_key, heading_path, start, end = (
-            chunk_row_key(c) if isinstance(c, IndexedChunk) else c
-        )
+    for chunk_id, version_id, element_id, chunk_key, heading_path, start, end in keys:
         ordinal = counters.get(version_id, 0)
         counters[version_id] = ordinal + 1
         yield {

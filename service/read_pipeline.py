@@ -235,8 +235,8 @@ class ReadPipeline:
         (``projection.abbreviations``), shown in the trace; ``""`` for none."""
         known: dict[str, tuple[Definition, str]] = {}
         for s in ranked.scored[:ABBREVIATION_SOURCES]:
-            version_id, row = s.candidate.version_id, ranked.rows[s.candidate.version_id]
-            body = "" if row["erased_at"] is not None else row["body"]
+            version_id = s.candidate.version_id
+            body = _readable_body(ranked.rows[version_id])
             key = ("abbreviations", version_id, len(body))
             found: list[Definition] = self.memo.get(key, partial(definitions, body))  # type: ignore[assignment]
             for d in found:
@@ -303,7 +303,7 @@ class ReadPipeline:
     ) -> ItemSource:
         """What of a version to show; an erased version shows a note instead."""
         erased = row["erased_at"] is not None
-        body = "" if erased else row["body"]
+        body = _readable_body(row)
         hit_only = req.detail_level == "excerpt" and r.hits
         chunks = None if erased or hit_only else self._chunks(r.version_id, body)
         words = None if chunks is None else lambda: self._words(r.version_id, body, chunks)
@@ -335,6 +335,11 @@ class _Sources(dict[str, ItemSource]):
     def __missing__(self, version_id: str) -> ItemSource:
         made = self[version_id] = self._make(version_id)
         return made
+
+
+def _readable_body(row: Mapping[str, Any]) -> str:
+    """A version's body, or ``""`` once it is erased."""
+    return "" if row["erased_at"] is not None else str(row["body"])
 
 
 def _standing(s: Scored) -> float:
