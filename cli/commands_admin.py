@@ -10,6 +10,7 @@ from cli import output
 from cli.inputs import grant_scope
 from cli.options import JsonFlag, Repo
 from cli.session import redact, schema_head, session
+from domain.permissions import DELEGATE
 
 PANEL = "Setup and access"
 
@@ -25,7 +26,20 @@ Principal = Annotated[
 RoleArg = Annotated[
     str,
     typer.Argument(
-        metavar="ROLE", help="reader, agent, curator, publisher, ingestor, auditor or admin."
+        metavar="ROLE",
+        help="reader, agent, curator, publisher, ingestor, auditor or admin; or delegate "
+        "(with --for) to let PRINCIPAL act on behalf of another.",
+    ),
+]
+ForOption = Annotated[
+    str | None,
+    typer.Option(
+        "--for",
+        metavar="PRINCIPAL",
+        help="With the role delegate: whom PRINCIPAL may act for — a principal (user:alice), "
+        "every principal of a kind (user:*, for a gateway) or anyone (*). Without a scope the "
+        "delegation holds everywhere; its permissions stay the intersection of both.",
+        show_default=False,
     ),
 ]
 ScopeRepo = Annotated[
@@ -115,6 +129,10 @@ def _show_whoami(w: dict[str, Any]) -> None:
         w["grants"], [("role", "role"), ("scope", "scope"), ("clearance", "clearance")],
         empty="no grants",
     )  # fmt: skip
+    output.table(
+        w["delegations"], [("on_behalf_of", "may act for"), ("scope", "scope")],
+        empty="no delegations: you act only for yourself",
+    )  # fmt: skip
 
 
 @repo_app.command("list")
@@ -169,18 +187,39 @@ def grant(
             show_default=False,
         ),
     ] = None,
+    for_: ForOption = None,
     json_: JsonFlag = False,
 ) -> None:
-    """Grant a role on one scope (give exactly one of --repo, --org, --tenant, --global)."""
+    """Grant a role on one scope (give exactly one of --repo, --org, --tenant, --global).
+
+    `ameide grant agent:coder delegate --for user:alice` lets agent:coder act on behalf of
+    user:alice (an admin of the scope, or user:alice itself, may give it); acting for someone
+    always takes the intersection of both principals' permissions."""
     s = session(ctx, json_)
-    scope = grant_scope(repo, org, tenant, everything)
+    scope = _scope(role, repo, org, tenant, everything)
     s.emit(
-        s.service.grant(s.caller, principal, role, scope, clearance),
-        lambda r: output.line(
+        s.service.grant(s.caller, principal, role, scope, clearance, for_),
+        _show_granted,
+    )
+
+
+def _show_granted(r: dict[str, Any]) -> None:
+    if r.get("on_behalf_of"):
+        output.line(f"{r['principal_id']} may act on behalf of {r['on_behalf_of']} on {r['scope']}")
+    else:
+        output.line(
             f"granted {r['role']} on {r['scope']} to {r['principal_id']} "
             f"(clearance {r['clearance']})"
-        ),
-    )
+        )
+
+
+def _scope(
+    role: str, repo: str | None, org: str | None, tenant: str | None, everything: bool
+) -> str:
+    """The scope flags given; a delegation without any holds everywhere."""
+    if role.strip().lower() == DELEGATE and not (repo or org or tenant or everything):
+        return "*"
+    return grant_scope(repo, org, tenant, everything)
 
 
 def revoke(
@@ -191,14 +230,20 @@ def revoke(
     org: ScopeOrg = None,
     tenant: ScopeTenant = None,
     everything: ScopeGlobal = False,
+    for_: ForOption = None,
     json_: JsonFlag = False,
 ) -> None:
-    """Remove a grant from one scope."""
+    """Remove a grant from one scope (one you could have made), or a delegation (delegate
+    --for PRINCIPAL)."""
     s = session(ctx, json_)
-    scope = grant_scope(repo, org, tenant, everything)
+    scope = _scope(role, repo, org, tenant, everything)
     s.emit(
-        s.service.revoke(s.caller, principal, role, scope),
-        lambda r: output.line(f"revoked {r['role']} on {r['scope']} from {r['principal_id']}"),
+        s.service.revoke(s.caller, principal, role, scope, for_),
+        lambda r: output.line(
+            f"revoked {r['role']}"
+            + (f" for {r['on_behalf_of']}" if r.get("on_behalf_of") else "")
+            + f" on {r['scope']} from {r['principal_id']}"
+        ),
     )
 
 
@@ -220,6 +265,7 @@ def grants(
             [
                 ("principal_id", "principal"),
                 ("role", "role"),
+                ("on_behalf_of", "for"),
                 ("scope", "scope"),
                 ("clearance", "clearance"),
                 ("created_at", "granted at"),

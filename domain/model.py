@@ -79,6 +79,13 @@ class Provenance:
     source_repo: str | None = None
     commit_sha: str | None = None
     path: str | None = None
+    on_behalf_of: str | None = None
+    """Whom the actor acted for (None: for itself), as a delegation grant allowed."""
+
+    @property
+    def subject(self) -> str:
+        """Whose act this was: the principal acted for, else the actor itself."""
+        return self.on_behalf_of or self.actor_id
 
 
 @dataclass(frozen=True)

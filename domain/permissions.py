@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
 from domain.errors import InvalidArgument
-from domain.values import Classification
+from domain.values import PRINCIPAL_RULE, Classification
 
 
 class Action(StrEnum):
@@ -118,6 +119,56 @@ class GrantRecord:
     clearance: str
     created_at: datetime
     created_by: str
+
+
+DELEGATE = "delegate"
+"""The grant that lets one principal act for another (``ameide grant X delegate --for Y``)."""
+
+SUBJECT_PATTERN = rf"^({PRINCIPAL_RULE}|(user|agent|service):\*|\*)$"
+"""Whom a delegation lets its holder act for: one principal, every principal of a kind
+(``user:*``, for a gateway that acts for its users) or anyone (``*``)."""
+_SUBJECT = re.compile(SUBJECT_PATTERN)
+
+
+def validate_subject(value: str, field: str = "for") -> str:
+    """A delegation's subject (:data:`SUBJECT_PATTERN`), or ``InvalidArgument``."""
+    if not isinstance(value, str) or not _SUBJECT.fullmatch(value):
+        raise InvalidArgument(
+            f"malformed delegation subject {value!r}: expected a principal (user:ID, agent:ID, "
+            "service:ID), every principal of a kind (user:*) or anyone (*)",
+            field=field,
+        )
+    return value
+
+
+def subject_matches(pattern: str, principal: str) -> bool:
+    """Whether a delegation's subject pattern covers ``principal``."""
+    if pattern == "*":
+        return True
+    if pattern.endswith(":*"):
+        return principal.startswith(pattern[:-1])
+    return pattern == principal
+
+
+@dataclass(frozen=True)
+class DelegationRecord:
+    """``principal_id`` may act on behalf of ``on_behalf_of`` (a principal or a pattern) on
+    repositories within ``scope_key``. Its effective permissions stay the intersection of both
+    principals'; the delegation is what lets it name the other at all, and act as its owner
+    (read, revise and withdraw the proposals made by or for it)."""
+
+    delegation_id: str
+    principal_id: str
+    on_behalf_of: str
+    scope_key: str
+    created_at: datetime
+    created_by: str
+
+    def covers(self, subject: str, repo_key: str) -> bool:
+        """Whether it lets its holder act for ``subject`` in ``repo_key``."""
+        return subject_matches(self.on_behalf_of, subject) and scope_matches(
+            self.scope_key, repo_key
+        )
 
 
 @dataclass(frozen=True)

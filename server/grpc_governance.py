@@ -183,11 +183,18 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
             request.role,
             request.scope,
             opt(request, "clearance"),
+            opt(request, "on_behalf_of"),
         )
         return to_message(pb.RoleGrant, out)
 
     def RevokeRole(self, request: pb.RevokeRoleRequest, _: Any) -> pb.RevokeRoleResponse:
-        out = self._svc.revoke(current_caller(), request.principal_id, request.role, request.scope)
+        out = self._svc.revoke(
+            current_caller(),
+            request.principal_id,
+            request.role,
+            request.scope,
+            opt(request, "on_behalf_of"),
+        )
         return to_message(pb.RevokeRoleResponse, out)
 
     def ListGrants(self, request: pb.ListGrantsRequest, _: Any) -> pb.ListGrantsResponse:

@@ -13,8 +13,15 @@ from fastapi import APIRouter, Query
 
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep
 from server.rest_errors import ERROR_RESPONSES
-from server.rest_requests import CreateRepository, GrantRequest, LegalHoldRequest, TokenRequest
+from server.rest_requests import (
+    CreateRepository,
+    DelegationRequest,
+    GrantRequest,
+    LegalHoldRequest,
+    TokenRequest,
+)
 from server.rest_types import (
+    DelegationSubject,
     GrantScope,
     Principal,
     PrincipalParam,
@@ -76,7 +83,7 @@ def grant(body: GrantRequest, svc: ServiceDep, caller: CallerDep) -> Any:
 
 @router.get("/grants", response_model=list[GrantRow], operation_id="list_grants", **JSON)
 def list_grants(scope: Scope, svc: ServiceDep, caller: CallerDep) -> Any:
-    """Grants made on one scope (admin of that scope)."""
+    """Grants and delegations (role ``delegate``) made on one scope (admin of that scope)."""
     return svc.list_grants(caller, scope)
 
 
@@ -88,8 +95,30 @@ def revoke(
     svc: ServiceDep,
     caller: CallerDep,
 ) -> Any:
-    """Remove a grant."""
+    """Remove a grant (one the caller could have made: the same clearance rule as granting)."""
     return svc.revoke(caller, principal_id, role, scope)
+
+
+@router.post(
+    "/delegations", response_model=GrantMade, status_code=201, operation_id="delegate", **JSON
+)
+def delegate(body: DelegationRequest, svc: ServiceDep, caller: CallerDep) -> Any:
+    """Let a principal act on behalf of another (``X-Ameide-On-Behalf-Of``) on a scope: an
+    admin of the scope, or the one acted for, may. Acting for someone always takes the
+    intersection of both principals' permissions."""
+    return svc.delegate(caller, body.principal_id, body.on_behalf_of, body.scope)
+
+
+@router.delete("/delegations", response_model=GrantRevoked, operation_id="undelegate", **JSON)
+def undelegate(
+    principal_id: Annotated[Principal, Query(description="Who may act.")],
+    on_behalf_of: Annotated[DelegationSubject, Query(description="For whom it may act.")],
+    scope: Scope,
+    svc: ServiceDep,
+    caller: CallerDep,
+) -> Any:
+    """Remove a delegation (an admin of the scope, the one acted for, or its holder)."""
+    return svc.undelegate(caller, principal_id, on_behalf_of, scope)
 
 
 @router.post(

@@ -25,6 +25,7 @@ from server.rest_types import (
     Body,
     ChangeKindName,
     ClassificationName,
+    DelegationSubject,
     ElementId,
     ElementKindName,
     GrantScope,
@@ -96,6 +97,17 @@ class GrantRequest(BaseModel):
     clearance: ClassificationName | None = Field(
         default=None, description="public, internal (default), confidential or restricted."
     )
+
+
+class DelegationRequest(BaseModel):
+    """Let a principal act on behalf of another on a scope."""
+
+    model_config = _STRICT
+    principal_id: Principal = Field(description="Who may act (a gateway, an agent).")
+    on_behalf_of: DelegationSubject = Field(
+        description="For whom: a principal, every principal of a kind (user:*) or anyone (*)."
+    )
+    scope: GrantScope
 
 
 class TokenRequest(BaseModel):

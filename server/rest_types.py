@@ -25,7 +25,13 @@ from pydantic import AfterValidator, BeforeValidator, WithJsonSchema
 
 from domain.errors import InvalidArgument
 from domain.model import ChangeKind, ProposalStatus, RelationshipKind, SelectorKind
-from domain.permissions import ROLE_LIST_PATTERN, ROLE_NAMES, Role
+from domain.permissions import (
+    ROLE_LIST_PATTERN,
+    ROLE_NAMES,
+    SUBJECT_PATTERN,
+    Role,
+    validate_subject,
+)
 from domain.values import (
     BODY_PATTERN,
     MAX_PURPOSE_CHARS,
@@ -161,6 +167,14 @@ def one_of(field: str, enum: type[StrEnum], *, required: bool = True) -> Any:
 
 
 RoleName = one_of("role", Role)
+DelegationSubject = constrained(
+    lambda value: validate_subject(value, "on_behalf_of"),
+    _string(
+        SUBJECT_PATTERN,
+        description="With the role delegate: whom the principal may act for — a principal, "
+        "every principal of a kind (user:*) or anyone (*).",
+    ),
+)
 ClassificationName = one_of("classification", Classification)
 ElementKindName = one_of("element_kind", ElementKind)
 RelationshipKindName = one_of("relationship_kind", RelationshipKind)

@@ -11,7 +11,15 @@ from domain.errors import (
     NotFound,
     PermissionDenied,
 )
-from domain.permissions import ROLE_ACTIONS, Action, GrantRecord, Role
+from domain.permissions import (
+    DELEGATE,
+    ROLE_ACTIONS,
+    Action,
+    DelegationRecord,
+    GrantRecord,
+    Role,
+    validate_subject,
+)
 from domain.repository import Repository
 from domain.values import Classification, RepoRef, new_id, parse_scope, validate_principal
 from service.authz import Caller, Permission
@@ -104,10 +112,26 @@ class Admin:
         }
 
     def grant(
-        self, caller: Caller, principal: str, role: str, scope: str, clearance: str | None = None
+        self,
+        caller: Caller,
+        principal: str,
+        role: str,
+        scope: str,
+        clearance: str | None = None,
+        on_behalf_of: str | None = None,
     ) -> dict[str, Any]:
-        """Grant a role with a clearance on a scope (admin of that scope)."""
+        """Grant a role with a clearance on a scope (admin of that scope); or, with the role
+        ``delegate``, let ``principal`` act on behalf of ``on_behalf_of`` there."""
         validate_principal(principal)
+        if _is_delegate(role):
+            if clearance:
+                raise InvalidArgument(
+                    "a delegation has no clearance of its own: acting for someone takes the "
+                    "lower clearance of the two",
+                    field="clearance",
+                )
+            return self.delegate(caller, principal, _subject(on_behalf_of), scope)
+        _no_subject(on_behalf_of)
         role_ = Role.parse(role)
         level = Classification.parse(clearance) if clearance else Classification.INTERNAL
         scope = parse_scope(scope)
@@ -139,7 +163,7 @@ class Admin:
                 new_id("gr"), principal, role.value, scope, level.value, at, caller.principal_id
             )
         )
-        chain = scope if len(scope.split("/")) == 3 else GLOBAL_CHAIN
+        chain = _chain(scope)
         self.k.audit.event(
             uow,
             caller,
@@ -155,17 +179,41 @@ class Admin:
         )
         return at
 
-    def revoke(self, caller: Caller, principal: str, role: str, scope: str) -> dict[str, Any]:
-        """Remove a grant."""
+    def revoke(
+        self,
+        caller: Caller,
+        principal: str,
+        role: str,
+        scope: str,
+        on_behalf_of: str | None = None,
+    ) -> dict[str, Any]:
+        """Remove a grant (admin of the scope, who could have made it: the same clearance rule
+        as granting); with the role ``delegate``, a delegation."""
         validate_principal(principal)
+        if _is_delegate(role):
+            return self.undelegate(caller, principal, _subject(on_behalf_of), scope)
+        _no_subject(on_behalf_of)
         role_ = Role.parse(role)
         scope = parse_scope(scope)
         with self.k.uow() as uow:
-            self._require_admin_over(uow, caller, scope)
+            perm = self._require_admin_over(uow, caller, scope)
+            held = next(
+                (
+                    g
+                    for g in uow.store.grants_on(scope)
+                    if g.principal_id == principal and g.role == role_.value
+                ),
+                None,
+            )
+            if held is None:
+                raise NotFound(f"{principal} has no {role_.value} grant on {scope}")
+            # Nobody undoes what they could not have done: revoking a restricted grant takes
+            # the clearance granting it would.
+            self._require_within_own(caller, perm, role_, Classification(held.clearance), scope)
             if not uow.store.delete_grant(principal, role_.value, scope):
                 raise NotFound(f"{principal} has no {role_.value} grant on {scope}")
             at = self.k.clock.now()
-            chain = scope if len(scope.split("/")) == 3 else GLOBAL_CHAIN
+            chain = _chain(scope)
             self.k.audit.event(
                 uow,
                 caller,
@@ -178,21 +226,97 @@ class Admin:
         return {"principal_id": principal, "role": role_.value, "scope": scope, "revoked": True}
 
     def list_grants(self, caller: Caller, scope: str) -> list[dict[str, Any]]:
-        """Grants made on a scope (admin of that scope)."""
+        """Grants and delegations made on a scope (admin of that scope)."""
         scope = parse_scope(scope)
         with self.k.uow(readonly=True) as uow:
             self._require_admin_over(uow, caller, scope)
-            return [
+            grants = [
                 {
                     "principal_id": g.principal_id,
                     "role": g.role,
                     "scope": g.scope_key,
                     "clearance": g.clearance,
+                    "on_behalf_of": None,
                     "created_at": iso(g.created_at),
                     "created_by": g.created_by,
                 }
                 for g in uow.store.grants_on(scope)
             ]
+            return grants + [delegation_row(d) for d in uow.store.delegations_on(scope)]
+
+    # -- delegations: who may act for whom ---------------------------------------------------
+    def _may_delegate(self, uow: Any, caller: Caller, subject: str, scope: str, verb: str) -> None:
+        """Only an admin of the scope, or the subject itself (acting for nobody), decides who
+        may act for the subject there."""
+        if subject == caller.principal_id and caller.on_behalf_of is None:
+            return
+        if not self.k.gate.permission(uow, caller, scope).can(Action.ADMIN):
+            raise PermissionDenied(
+                f"{caller.principal_id} may not {verb} a delegation for {subject} on {scope}: "
+                f"only an admin of {scope} or {subject} itself may",
+                action=Action.ADMIN.value,
+            )
+
+    def delegate(
+        self, caller: Caller, principal: str, on_behalf_of: str, scope: str
+    ) -> dict[str, Any]:
+        """Let ``principal`` act on behalf of ``on_behalf_of`` (a principal, ``user:*`` or
+        ``*``) on ``scope``: an admin of the scope, or the one acted for itself, may."""
+        validate_principal(principal)
+        subject = validate_subject(on_behalf_of, "on_behalf_of")
+        scope = parse_scope(scope)
+        with self.k.uow() as uow:
+            self._may_delegate(uow, caller, subject, scope, "grant")
+            at = self.k.clock.now()
+            d = DelegationRecord(new_id("dg"), principal, subject, scope, at, caller.principal_id)
+            if uow.store.insert_delegation(d):
+                self.k.audit.event(
+                    uow,
+                    caller,
+                    _chain(scope),
+                    "delegation.added",
+                    at,
+                    payload={"principal_id": principal, "on_behalf_of": subject, "scope": scope},
+                )
+            uow.commit()
+        return {
+            "principal_id": principal,
+            "role": DELEGATE,
+            "scope": scope,
+            "clearance": None,
+            "on_behalf_of": subject,
+            "granted_at": iso(at),
+        }
+
+    def undelegate(
+        self, caller: Caller, principal: str, on_behalf_of: str, scope: str
+    ) -> dict[str, Any]:
+        """Remove a delegation (an admin of the scope, the one acted for, or its holder)."""
+        validate_principal(principal)
+        subject = validate_subject(on_behalf_of, "on_behalf_of")
+        scope = parse_scope(scope)
+        with self.k.uow() as uow:
+            if not (principal == caller.principal_id and caller.on_behalf_of is None):
+                self._may_delegate(uow, caller, subject, scope, "revoke")
+            if not uow.store.delete_delegation(principal, subject, scope):
+                raise NotFound(f"{principal} has no delegation for {subject} on {scope}")
+            at = self.k.clock.now()
+            self.k.audit.event(
+                uow,
+                caller,
+                _chain(scope),
+                "delegation.revoked",
+                at,
+                payload={"principal_id": principal, "on_behalf_of": subject, "scope": scope},
+            )
+            uow.commit()
+        return {
+            "principal_id": principal,
+            "role": DELEGATE,
+            "scope": scope,
+            "on_behalf_of": subject,
+            "revoked": True,
+        }
 
     # -- bearer tokens: the TokenRegistry collaborator does the work -----------------------
     def create_token(self, caller: Caller, principal: str) -> dict[str, Any]:
@@ -221,3 +345,41 @@ class Admin:
             )
             uow.commit()
         return {"repository_id": key, "legal_hold": held, "changed_at": iso(at)}
+
+
+def _is_delegate(role: str) -> bool:
+    return isinstance(role, str) and role.strip().lower() == DELEGATE
+
+
+def _subject(on_behalf_of: str | None) -> str:
+    if not on_behalf_of:
+        raise InvalidArgument(
+            "the delegate role needs whom it lets act for: --for PRINCIPAL (or user:* for a "
+            "gateway acting for every user)",
+            field="on_behalf_of",
+        )
+    return validate_subject(on_behalf_of.strip(), "on_behalf_of")
+
+
+def _no_subject(on_behalf_of: str | None) -> None:
+    if on_behalf_of:
+        raise InvalidArgument(
+            "on_behalf_of (--for) goes only with the delegate role", field="on_behalf_of"
+        )
+
+
+def _chain(scope: str) -> str:
+    return scope if len(scope.split("/")) == 3 else GLOBAL_CHAIN
+
+
+def delegation_row(d: DelegationRecord) -> dict[str, Any]:
+    """A delegation as a row of the grant list."""
+    return {
+        "principal_id": d.principal_id,
+        "role": DELEGATE,
+        "scope": d.scope_key,
+        "clearance": None,
+        "on_behalf_of": d.on_behalf_of,
+        "created_at": iso(d.created_at),
+        "created_by": d.created_by,
+    }

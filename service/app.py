@@ -123,6 +123,8 @@ class MemoryService:
     grant = Op("admin", Admin.grant)
     revoke = Op("admin", Admin.revoke)
     list_grants = Op("admin", Admin.list_grants)
+    delegate = Op("admin", Admin.delegate)
+    undelegate = Op("admin", Admin.undelegate)
     set_legal_hold = Op("admin", Admin.set_legal_hold)
     create_token = Op("tokens", TokenRegistry.create)
     revoke_token = Op("tokens", TokenRegistry.revoke)

@@ -147,13 +147,17 @@ class Authorizer:
         claimed: frozenset[Role],
     ) -> tuple[frozenset[Action], dict[Action, Classification]]:
         allowed = frozenset(a for a in Action if enforcer.enforce(principal, repo_key, a.value))
-        if claimed:
-            allowed &= actions_of(claimed)
         mine = [
             (Role(g.role), Classification(g.clearance))
             for g in grants
             if g.principal_id == principal and scope_matches(g.scope_key, repo_key)
         ]
+        if claimed:
+            # Claimed roles select which grants count: their actions, and their clearance
+            # only — a reader@public grant claimed as "reader" never borrows the clearance of
+            # the same principal's auditor@internal grant.
+            allowed &= actions_of(claimed)
+            mine = [(role, level) for role, level in mine if role in claimed]
         return allowed, clearance_by_action(mine, allowed)
 
     def permission(self, grants: list[Grant], caller: Caller, repo_key: str) -> Permission:

@@ -29,6 +29,7 @@ class Discovery:
         self.k.gate.check_caller(caller)
         with self.k.uow(readonly=True) as uow:
             grants = uow.store.grants_for([caller.principal_id])
+            delegations = uow.store.delegations_of(caller.principal_id)
             admin = self.k.gate.permission(uow, caller, "*").can(Action.ADMIN)
         return {
             "principal_id": caller.principal_id,
@@ -39,6 +40,10 @@ class Discovery:
             "grants": [
                 {"role": g.role, "scope": g.scope_key, "clearance": g.clearance}
                 for g in sorted(grants, key=lambda g: (g.scope_key, g.role))
+            ],
+            "delegations": [
+                {"on_behalf_of": d.on_behalf_of, "scope": d.scope_key, "created_by": d.created_by}
+                for d in delegations
             ],
         }
 

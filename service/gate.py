@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from domain.errors import InvalidArgument, NotFound, PermissionDenied
-from domain.model import Element, ElementVersion, version_classification
-from domain.permissions import Action
+from domain.model import Element, ElementVersion, Provenance, version_classification
+from domain.permissions import Action, DelegationRecord, subject_matches
 from domain.values import MAX_PURPOSE_CHARS, SourceKind, validate_id, validate_principal
 from service.authz import Authorizer, Caller, Grant, Permission
 from service.core import UnitOfWork
@@ -26,6 +26,7 @@ class Gate:
         validate_principal(caller.principal_id)
         if caller.on_behalf_of is not None:
             validate_principal(caller.on_behalf_of, "on_behalf_of")
+
         if caller.purpose is not None and len(caller.purpose) > MAX_PURPOSE_CHARS:
             raise InvalidArgument(
                 f"purpose is longer than {MAX_PURPOSE_CHARS} characters", field="purpose"
@@ -42,12 +43,45 @@ class Gate:
     ) -> dict[str, Permission]:
         """The caller's permission in each repository, its grants read once."""
         self.check_caller(caller)
+        delegations = self.delegations(uow, caller)
         principals = [caller.principal_id] + ([caller.on_behalf_of] if caller.on_behalf_of else [])
         grants = [
             Grant(g.principal_id, g.role, g.scope_key, g.clearance)
             for g in uow.store.grants_for(principals)
         ]
-        return {key: self.authorizer.permission(grants, caller, key) for key in repo_keys}
+        return {
+            key: self.authorizer.permission(grants, caller, key)
+            if delegations is None
+            or any(d.covers(caller.on_behalf_of or "", key) for d in delegations)
+            else Permission(key, frozenset())
+            for key in repo_keys
+        }
+
+    @staticmethod
+    def delegations(uow: UnitOfWork, caller: Caller) -> list[DelegationRecord] | None:
+        """The delegations that let the caller act for whom it names (None: it names nobody).
+
+        Naming another principal needs a delegation grant for it — on-behalf-of is never "any
+        name the caller types". Without one the request is refused, saying which grant is
+        missing; with one, the caller acts for that principal only in the repositories the
+        delegation covers (elsewhere it may do nothing)."""
+        subject = caller.on_behalf_of
+        if subject is None or subject == caller.principal_id:
+            return None  # acting for oneself needs no delegation
+        mine = [
+            d
+            for d in uow.store.delegations_of(caller.principal_id)
+            if subject_matches(d.on_behalf_of, subject)
+        ]
+        if not mine:
+            raise PermissionDenied(
+                f"{caller.principal_id} may not act on behalf of {subject}: it holds no "
+                f"delegation grant for it (an admin, or {subject} itself, can give one: "
+                f"`ameide grant {caller.principal_id} delegate --for {subject}`)",
+                action="delegate",
+                missing_grant=f"delegate --for {subject}",
+            )
+        return mine
 
     def repository(
         self, uow: UnitOfWork, caller: Caller, repo_key: str, action: Action
@@ -94,7 +128,7 @@ class Gate:
             return True
         proposal_id = uow.store.proposals_of_elements([el.element_id]).get(el.element_id)
         p = uow.store.get_proposal(proposal_id) if proposal_id else None
-        return p is not None and may_read_proposal(perm, caller, p.proposed_by.actor_id)
+        return p is not None and may_read_proposal(perm, caller, p.proposed_by)
 
     def scoped(
         self,
@@ -139,13 +173,25 @@ class Gate:
         return v, el, perm
 
 
-def may_read_proposal(perm: Permission, caller: Caller, proposer: str) -> bool:
+def may_read_proposal(perm: Permission, caller: Caller, proposer: Provenance) -> bool:
     """Who reads a proposal (product.md §3): curators (and publishers, admins) and auditors all
-    of them; an agent its own (made by it or for whom it acts); nobody else — to everyone else a
-    proposal, its element and its events do not exist."""
+    of them; an agent its own (see :func:`owns`); nobody else — to everyone else a proposal,
+    its element and its events do not exist."""
     if perm.can(Action.CURATE) or perm.can(Action.AUDIT):
         return True
-    return proposer in (caller.principal_id, caller.on_behalf_of) and perm.can(Action.PROPOSE)
+    return owns(caller, proposer) and perm.can(Action.PROPOSE)
+
+
+def owns(caller: Caller, proposer: Provenance) -> bool:
+    """Whether ``caller`` owns what ``proposer`` made.
+
+    What is made for someone belongs to that someone (its subject); what is made for nobody
+    belongs to its actor. A caller acts as the principal it names on behalf of — which the gate
+    has checked it holds a delegation for, in this repository, before any permission was
+    given — and as itself otherwise. So a second agent naming the first without a delegation
+    never gets this far, and a gateway acting for alice owns alice's proposals, not bob's.
+    """
+    return proposer.subject == (caller.on_behalf_of or caller.principal_id)
 
 
 def _require(perm: Permission, caller: Caller, repo_key: str, action: Action) -> None:

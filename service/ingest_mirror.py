@@ -17,7 +17,7 @@ from typing import Any
 
 from domain.errors import Conflict, LegalHoldActive
 from domain.model import Element, ElementVersion, Provenance
-from domain.values import MAX_TITLE_CHARS, ElementKind, SourceKind, principal_type
+from domain.values import MAX_TITLE_CHARS, ElementKind, SourceKind
 from ingest.links import FileLinks
 from ingest.plan_model import ActionKind, FileAction, IngestPlan
 from ingest.run_report import RunTally
@@ -27,7 +27,7 @@ from service.classification import planned_level
 from service.core import UnitOfWork, existing
 from service.kernel import Kernel
 from service.ports import IngestStore
-from service.writer import ElementWriter, created_payload
+from service.writer import ElementWriter, created_payload, provenance
 
 TOOL_ID = "ameide-ingest"
 BATCH = 100
@@ -360,10 +360,9 @@ class FileMirror:
 
     def _ingest_provenance(self, run: IngestRun, path: str) -> Provenance:
         caller = run.caller
-        return Provenance(
-            principal_type(caller.principal_id),
-            caller.principal_id,
-            TOOL_ID,
+        return provenance(
+            caller,
+            tool_id=TOOL_ID,
             source_repo=run.source_repo,
             commit_sha=run.commit,
             path=path,

@@ -39,7 +39,7 @@ from domain.model import (
     ProposalStatus,
     Relationship,
 )
-from domain.permissions import GrantRecord, TokenRecord
+from domain.permissions import DelegationRecord, GrantRecord, TokenRecord
 from domain.records import IndexableVersion, MirroredFile
 from domain.repository import Repository
 from domain.values import Classification, RepoRef
@@ -147,12 +147,16 @@ class ProposalStore(Protocol):
 
 
 class GrantStore(Protocol):
-    """Role grants on scopes (the authorization gate's data)."""
+    """Role grants and delegations on scopes (the authorization gate's data)."""
 
     def grants_for(self, principals: list[str]) -> list[GrantRecord]: ...
     def grants_on(self, scope_key: str) -> list[GrantRecord]: ...
     def upsert_grant(self, g: GrantRecord) -> None: ...
     def delete_grant(self, principal: str, role: str, scope_key: str) -> bool: ...
+    def delegations_of(self, principal: str) -> list[DelegationRecord]: ...
+    def delegations_on(self, scope_key: str) -> list[DelegationRecord]: ...
+    def insert_delegation(self, d: DelegationRecord) -> bool: ...
+    def delete_delegation(self, principal: str, on_behalf_of: str, scope_key: str) -> bool: ...
 
 
 class TokenStore(Protocol):

@@ -21,7 +21,7 @@ from domain.values import Classification, SourceKind, validate_id
 from service.authz import Caller, Permission
 from service.core import UnitOfWork, head_version, stored_element
 from service.decisions import Decisions, Pin
-from service.gate import may_read_proposal
+from service.gate import may_read_proposal, owns
 from service.kernel import Kernel
 from service.views import proposal_view
 from service.writer import ElementWriter, provenance
@@ -50,7 +50,7 @@ class ProposalBook:
             _, perm = self.k.gate.element(uow, caller, p.element_id)
         except NotFound:
             raise missing from None
-        if not may_read_proposal(perm, caller, p.proposed_by.actor_id):
+        if not may_read_proposal(perm, caller, p.proposed_by):
             raise missing
         return p, perm
 
@@ -169,8 +169,8 @@ class ProposalBook:
 
 
 def is_own(p: Proposal, caller: Caller) -> bool:
-    """The caller (or whom it acts for) proposed ``p``."""
-    return p.proposed_by.actor_id in (caller.principal_id, caller.on_behalf_of)
+    """The caller owns ``p`` (``gate.owns``: made by or for the principal it acts as)."""
+    return owns(caller, p.proposed_by)
 
 
 def own_or_curator(p: Proposal, perm: Permission, caller: Caller, verb: str) -> None:

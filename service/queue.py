@@ -46,7 +46,10 @@ class QueueFilter:
         """Whether ``p`` passes the filters its record answers (staleness needs the head)."""
         return (
             (self.element_id is None or p.target_element_id == self.element_id)
-            and (self.proposer is None or p.proposed_by.actor_id == self.proposer)
+            and (
+                self.proposer is None
+                or self.proposer in (p.proposed_by.actor_id, p.proposed_by.subject)
+            )
             and (self.conflicts is None or p.has_conflicts is self.conflicts)
             and (self.since is None or p.created_at >= self.since)
         )

@@ -47,10 +47,27 @@ def effective_caller(caller: Caller, req: ReadRequest) -> Caller:
     return Caller(
         caller.principal_id,
         on_behalf_of=block.on_behalf_of or caller.on_behalf_of,
-        roles=tuple(block.roles) or caller.roles,
+        roles=_narrowed_roles(caller.roles, tuple(block.roles)),
         purpose=block.purpose or caller.purpose,
         tool_id=caller.tool_id,
     )
+
+
+def _narrowed_roles(claimed: tuple[str, ...], stated: tuple[str, ...]) -> tuple[str, ...]:
+    """The roles a read may use: the body's ``principal.roles`` narrow the roles the request
+    claimed (its header or metadata), never replace them — a body cannot claim back a role
+    the header left out."""
+    if not claimed or not stated:
+        return claimed or stated
+    wanted = {r.strip().lower() for r in claimed}
+    kept = tuple(r for r in stated if r.strip().lower() in wanted)
+    if not kept:
+        raise InvalidArgument(
+            f"principal.roles ({', '.join(stated)}) share no role with the roles the request "
+            f"claims ({', '.join(claimed)})",
+            field="principal.roles",
+        )
+    return kept
 
 
 class Reading:

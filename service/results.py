@@ -27,11 +27,16 @@ class Repository(View):
     created_at: str
 
 
+_DELEGATION_CLEARANCE = "None for a delegation: acting for someone takes the lower of the two."
+_SUBJECT = "With the role delegate: whom the principal may act for (a principal, user:* or *)."
+
+
 class GrantMade(View):
     principal_id: str
     role: str
     scope: str
-    clearance: str
+    clearance: str | None = Field(description=_DELEGATION_CLEARANCE)
+    on_behalf_of: str | None = Field(default=None, description=_SUBJECT)
     granted_at: str
 
 
@@ -39,7 +44,8 @@ class GrantRow(View):
     principal_id: str
     role: str
     scope: str
-    clearance: str
+    clearance: str | None = Field(description=_DELEGATION_CLEARANCE)
+    on_behalf_of: str | None = Field(default=None, description=_SUBJECT)
     created_at: str
     created_by: str
 
@@ -48,6 +54,7 @@ class GrantRevoked(View):
     principal_id: str
     role: str
     scope: str
+    on_behalf_of: str | None = Field(default=None, description=_SUBJECT)
     revoked: bool
 
 
@@ -108,6 +115,9 @@ class Provenance(View):
     source_repo: str | None = None
     commit_sha: str | None = None
     path: str | None = None
+    on_behalf_of: str | None = Field(
+        default=None, description="Whom the actor acted for (a delegation grant allowed it)."
+    )
 
 
 class Erasure(View):
@@ -169,6 +179,10 @@ class ProposedBy(View):
     actor_type: str
     actor_id: str
     tool_id: str | None
+    on_behalf_of: str | None = Field(
+        default=None,
+        description="Whom the actor proposed for; that principal owns the proposal.",
+    )
 
 
 class TargetSelector(View):

@@ -15,6 +15,12 @@ class WhoamiGrant(View):
     clearance: str
 
 
+class WhoamiDelegation(View):
+    on_behalf_of: str = Field(description="Whom the caller may act for (a principal, user:* or *).")
+    scope: str = Field(description="*, TENANT, TENANT/ORG or TENANT/ORG/REPO.")
+    created_by: str
+
+
 class Whoami(View):
     principal_id: str
     on_behalf_of: str | None = Field(
@@ -24,6 +30,9 @@ class Whoami(View):
     claimed_roles: list[str] = Field(description="Roles the caller claimed; they only narrow.")
     global_admin: bool
     grants: list[WhoamiGrant] = Field(description="The caller's own grants (not its delegate's).")
+    delegations: list[WhoamiDelegation] = Field(
+        description="Whom the caller may act on behalf of, and where (its delegation grants)."
+    )
 
 
 class ReadableRepository(View):

@@ -85,6 +85,7 @@ def proposal_view(p: Proposal) -> dict[str, Any]:
             "actor_type": p.proposed_by.actor_type,
             "actor_id": p.proposed_by.actor_id,
             "tool_id": p.proposed_by.tool_id,
+            "on_behalf_of": p.proposed_by.on_behalf_of,
         },
         "target_selector": {
             "kind": p.target_selector.kind.value,

@@ -14,10 +14,15 @@ from service.authz import Caller
 from service.core import UnitOfWork
 
 
-def provenance(caller: Caller, **extra: str | None) -> Provenance:
-    """Provenance of a version written by ``caller``."""
+def provenance(caller: Caller, *, tool_id: str | None = None, **extra: str | None) -> Provenance:
+    """Provenance of a version written by ``caller`` (through ``tool_id``, else the caller's
+    tool): who acted, and whom it acted for."""
     return Provenance(
-        principal_type(caller.principal_id), caller.principal_id, caller.tool_id, **extra
+        principal_type(caller.principal_id),
+        caller.principal_id,
+        tool_id or caller.tool_id,
+        on_behalf_of=caller.on_behalf_of if caller.on_behalf_of != caller.principal_id else None,
+        **extra,
     )
 
 

@@ -56,8 +56,11 @@ class GrpcClient:
         self.channel = grpc.insecure_channel(target)
         self._stubs = {name: stub(self.channel) for name, (_, stub) in _SERVICES.items()}
 
-    def call(self, service: str, method: str, who: str, **payload: Any) -> dict[str, Any]:
-        """Call ``service.method`` as ``who`` with a request made from ``payload``."""
+    def call(
+        self, service: str, method: str, who: str, _for: str | None = None, **payload: Any
+    ) -> dict[str, Any]:
+        """Call ``service.method`` as ``who`` (on behalf of ``_for``, when given) with a
+        request made from ``payload``."""
         module, _ = _SERVICES[service]
         descriptor = module.DESCRIPTOR.services_by_name[_SERVICE_NAMES[service]]
         request_type = message_factory.GetMessageClass(
@@ -65,6 +68,8 @@ class GrpcClient:
         )
         request = json_format.ParseDict(_pruned(payload), request_type())
         metadata = [("authorization", f"Bearer {self.tokens[who]}")]
+        if _for is not None:
+            metadata.append(("x-ameide-on-behalf-of", _for))
         rpc = getattr(self._stubs[service], method)
         try:
             response = rpc(request, metadata=metadata, timeout=TIMEOUT_SECONDS)

@@ -118,9 +118,13 @@ class NetworkSurface:
         """GetPublished."""
         return self.grpc.call("governance", "GetPublished", who, repository_id=repo, as_of=as_of)
 
-    def proposal_show(self, who: str, proposal_id: str) -> dict[str, Any]:
-        """GetProposal."""
-        return self.grpc.call("governance", "GetProposal", who, proposal_id=proposal_id)
+    def proposal_show(
+        self, who: str, proposal_id: str, on_behalf_of: str | None = None
+    ) -> dict[str, Any]:
+        """GetProposal (``x-ameide-on-behalf-of`` when acting for someone)."""
+        return self.grpc.call(
+            "governance", "GetProposal", who, on_behalf_of, proposal_id=proposal_id
+        )
 
     def accept(self, who: str, proposal_id: str, rationale: str) -> dict[str, Any]:
         """AcceptProposal."""

@@ -71,6 +71,7 @@ class Scenario:
             ("as-of-old", self.as_of_old),
             ("no-grant-read", self.no_grant_read),
             ("no-grant-propose", self.no_grant_propose),
+            ("on-behalf-refused", self.on_behalf_refused),
             ("verify-citations-rejects", self.verify_citations_rejects),
         ]
 
@@ -294,6 +295,20 @@ class Scenario:
             missing = refused(lambda: attempt(st.missing_repo), f"a proposal via {via}")
             same_answer(real, missing, (st.repo, st.missing_repo), f"propose via {via}")
         return f"NOT_FOUND like a missing repository via {'/'.join(self.s.proposers)}"
+
+    def on_behalf_refused(self) -> str:
+        """A second agent naming the first on behalf, without a delegation, is refused —
+        it cannot read (or, so, revise or withdraw) the first agent's proposal."""
+        st = self.state
+        err = refused(
+            lambda: self.s.proposal_show(EDITOR, st.proposal, on_behalf_of=AGENT),
+            f"{EDITOR} reading {AGENT}'s proposal on its behalf",
+        )
+        expect(
+            err.code == "PERMISSION_DENIED" and "delegation" in str(err),
+            f"{EDITOR} naming {AGENT} without a delegation got {err}",
+        )
+        return f"{EDITOR} naming {AGENT}: PERMISSION_DENIED (no delegation grant)"
 
     def verify_citations_rejects(self) -> str:
         """A returned citation verifies; one to v1 (not returned) and an invented one do not."""

@@ -12,7 +12,7 @@ bearer token.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -87,7 +87,9 @@ class Surface(Protocol):
         summary: str,
         via: str,
     ) -> dict[str, Any]: ...
-    def proposal_show(self, who: str, proposal_id: str) -> dict[str, Any]: ...
+    def proposal_show(
+        self, who: str, proposal_id: str, on_behalf_of: str | None = None
+    ) -> dict[str, Any]: ...
     def accept(self, who: str, proposal_id: str, rationale: str) -> dict[str, Any]: ...
     def rebase(self, who: str, proposal_id: str) -> dict[str, Any]: ...
     def verify_citations(
@@ -184,9 +186,12 @@ class ServiceSurface:
             )
         )
 
-    def proposal_show(self, who: str, proposal_id: str) -> dict[str, Any]:
-        """A proposal with its staleness."""
-        return guarded(lambda: self.svc.proposal_show(self.caller(who), proposal_id))
+    def proposal_show(
+        self, who: str, proposal_id: str, on_behalf_of: str | None = None
+    ) -> dict[str, Any]:
+        """A proposal with its staleness (as ``who`` acting for ``on_behalf_of``, if given)."""
+        caller = replace(self.caller(who), on_behalf_of=on_behalf_of)
+        return guarded(lambda: self.svc.proposal_show(caller, proposal_id))
 
     def accept(self, who: str, proposal_id: str, rationale: str) -> dict[str, Any]:
         """Accept a proposal."""

@@ -11,7 +11,7 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from storage.db import make_engine
 
-SCHEMA_REVISION = "d4e8f2a6b1c3"
+SCHEMA_REVISION = "e7b3c9d2f5a1"
 
 
 def database_revision(url: str) -> str | None:

@@ -114,6 +114,8 @@ element_versions = sa.Table(
     _col("actor_type", sa.String(16)),
     _col("actor_id", PRINCIPAL),
     _col("tool_id", sa.String(120), nullable=True),
+    # Whom the writer acted for (NULL: for itself); a delegation grant allowed it.
+    _col("on_behalf_of", PRINCIPAL, nullable=True),
     _col("source_repo", sa.String(500), nullable=True),
     _col("commit_sha", sa.String(64), nullable=True),
     _col("path", sa.String(1000), nullable=True),
@@ -200,6 +202,8 @@ proposals = sa.Table(
     _col("proposer_actor_type", sa.String(16)),
     _col("proposer_actor_id", PRINCIPAL),
     _col("proposer_tool_id", sa.String(120), nullable=True),
+    # Whom the proposer acted for (NULL: for itself): the proposal's owner when set.
+    _col("proposer_on_behalf_of", PRINCIPAL, nullable=True),
     _col("has_conflicts", sa.Boolean),
     _col("client_request_id", sa.String(200), nullable=True),
     _col("rebased_from", ID, nullable=True),
@@ -239,6 +243,19 @@ grants = sa.Table(
     _col("created_at", TS),
     _col("created_by", PRINCIPAL),
     sa.UniqueConstraint("principal_id", "role", "scope_key"),
+)
+
+delegations = sa.Table(
+    "delegations",
+    metadata,
+    _col("delegation_id", ID, primary_key=True),
+    _col("principal_id", PRINCIPAL, index=True),
+    # A principal, a kind's pattern (``user:*``) or ``*``.
+    _col("on_behalf_of", PRINCIPAL),
+    _col("scope_key", REPO),
+    _col("created_at", TS),
+    _col("created_by", PRINCIPAL),
+    sa.UniqueConstraint("principal_id", "on_behalf_of", "scope_key"),
 )
 
 tokens = sa.Table(

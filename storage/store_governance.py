@@ -12,7 +12,7 @@ from sqlalchemy.engine import Connection, Row
 
 from domain.audit import AuditEvent
 from domain.model import ElementVersion, Proposal, ProposalStatus
-from domain.permissions import GrantRecord, TokenRecord
+from domain.permissions import DelegationRecord, GrantRecord, TokenRecord
 from storage import schema as t
 from storage.rows import (
     event_from_row,
@@ -62,6 +62,7 @@ class GovernanceStore:
                 proposer_actor_type=p.proposed_by.actor_type,
                 proposer_actor_id=p.proposed_by.actor_id,
                 proposer_tool_id=p.proposed_by.tool_id,
+                proposer_on_behalf_of=p.proposed_by.on_behalf_of,
                 client_request_id=p.client_request_id,
                 rebased_from=p.rebased_from,
                 create_spec=create_spec,
@@ -98,7 +99,9 @@ class GovernanceStore:
         if status is not None:
             q = q.where(c.status == status.value)
         if proposer is not None:
-            q = q.where(c.proposer_actor_id == proposer)
+            q = q.where(
+                sa.or_(c.proposer_actor_id == proposer, c.proposer_on_behalf_of == proposer)
+            )
         return [proposal_from_row(r) for r in self.conn.execute(q.order_by(c.created_at))]
 
     def open_proposal_counts(self) -> dict[str, int]:
@@ -220,6 +223,59 @@ class GovernanceStore:
         res = self.conn.execute(
             t.grants.delete().where(
                 c.principal_id == principal, c.role == role, c.scope_key == scope_key
+            )
+        )
+        return res.rowcount > 0
+
+    # -- delegations -----------------------------------------------------------------------
+    def delegations_of(self, principal: str) -> list[DelegationRecord]:
+        """Every delegation that lets ``principal`` act for someone."""
+        c = t.delegations.c
+        rows = self.conn.execute(
+            sa.select(t.delegations).where(c.principal_id == principal).order_by(c.scope_key)
+        )
+        return [_delegation(r) for r in rows]
+
+    def delegations_on(self, scope_key: str) -> list[DelegationRecord]:
+        """Delegations made exactly on a scope."""
+        c = t.delegations.c
+        rows = self.conn.execute(
+            sa.select(t.delegations)
+            .where(c.scope_key == scope_key)
+            .order_by(c.principal_id, c.on_behalf_of)
+        )
+        return [_delegation(r) for r in rows]
+
+    def insert_delegation(self, d: DelegationRecord) -> bool:
+        """Record a delegation; False when the same one exists already."""
+        c = t.delegations.c
+        same = sa.select(c.delegation_id).where(
+            c.principal_id == d.principal_id,
+            c.on_behalf_of == d.on_behalf_of,
+            c.scope_key == d.scope_key,
+        )
+        if self.conn.execute(same).first() is not None:
+            return False
+        self.conn.execute(
+            t.delegations.insert().values(
+                delegation_id=d.delegation_id,
+                principal_id=d.principal_id,
+                on_behalf_of=d.on_behalf_of,
+                scope_key=d.scope_key,
+                created_at=d.created_at,
+                created_by=d.created_by,
+            )
+        )
+        return True
+
+    def delete_delegation(self, principal: str, on_behalf_of: str, scope_key: str) -> bool:
+        """Remove a delegation; False when there was none."""
+        c = t.delegations.c
+        res = self.conn.execute(
+            t.delegations.delete().where(
+                c.principal_id == principal,
+                c.on_behalf_of == on_behalf_of,
+                c.scope_key == scope_key,
             )
         )
         return res.rowcount > 0
@@ -372,3 +428,9 @@ class GovernanceStore:
             .limit(limit)
         )
         return [dict(r._mapping) for r in rows]
+
+
+def _delegation(r: Row[Any]) -> DelegationRecord:
+    return DelegationRecord(
+        r.delegation_id, r.principal_id, r.on_behalf_of, r.scope_key, r.created_at, r.created_by
+    )

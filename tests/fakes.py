@@ -38,7 +38,7 @@ from domain.model import (
     ProposalStatus,
     Relationship,
 )
-from domain.permissions import GrantRecord
+from domain.permissions import DelegationRecord, GrantRecord
 from domain.repository import Repository
 from domain.values import RepoRef, SourceKind
 from tests.fakes_read import FakeReadStore
@@ -61,6 +61,7 @@ class FakeState:
     pointers: dict[str, tuple[str | None, int]] = field(default_factory=dict)
     moves: list[PointerMove] = field(default_factory=list)
     grants: list[GrantRecord] = field(default_factory=list)
+    delegations: list[DelegationRecord] = field(default_factory=list)
     elements: dict[str, Element] = field(default_factory=dict)
     versions: dict[str, ElementVersion] = field(default_factory=dict)
     retirements: list[tuple[str, datetime, datetime | None]] = field(default_factory=list)
@@ -131,6 +132,31 @@ class FakeStore(FakeReadStore):
             if (g.principal_id, g.role, g.scope_key) != (principal, role, scope_key)
         ]
         return len(self.state.grants) < before
+
+    def delegations_of(self, principal: str) -> list[DelegationRecord]:
+        return [d for d in self.state.delegations if d.principal_id == principal]
+
+    def delegations_on(self, scope_key: str) -> list[DelegationRecord]:
+        found = [d for d in self.state.delegations if d.scope_key == scope_key]
+        return sorted(found, key=lambda d: (d.principal_id, d.on_behalf_of))
+
+    def insert_delegation(self, d: DelegationRecord) -> bool:
+        same = (d.principal_id, d.on_behalf_of, d.scope_key)
+        if any(
+            (o.principal_id, o.on_behalf_of, o.scope_key) == same for o in self.state.delegations
+        ):
+            return False
+        self.state.delegations.append(d)
+        return True
+
+    def delete_delegation(self, principal: str, on_behalf_of: str, scope_key: str) -> bool:
+        before = len(self.state.delegations)
+        self.state.delegations = [
+            d
+            for d in self.state.delegations
+            if (d.principal_id, d.on_behalf_of, d.scope_key) != (principal, on_behalf_of, scope_key)
+        ]
+        return len(self.state.delegations) < before
 
     # -- ElementStore ----------------------------------------------------------------------
     def insert_element(self, el: Element, head: ElementVersion | None = None) -> None:

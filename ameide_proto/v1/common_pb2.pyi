@@ -8,20 +8,22 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Provenance(_message.Message):
-    __slots__ = ("actor_type", "actor_id", "tool_id", "source_repo", "commit_sha", "path")
+    __slots__ = ("actor_type", "actor_id", "tool_id", "source_repo", "commit_sha", "path", "on_behalf_of")
     ACTOR_TYPE_FIELD_NUMBER: _ClassVar[int]
     ACTOR_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_ID_FIELD_NUMBER: _ClassVar[int]
     SOURCE_REPO_FIELD_NUMBER: _ClassVar[int]
     COMMIT_SHA_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
+    ON_BEHALF_OF_FIELD_NUMBER: _ClassVar[int]
     actor_type: str
     actor_id: str
     tool_id: str
     source_repo: str
     commit_sha: str
     path: str
-    def __init__(self, actor_type: _Optional[str] = ..., actor_id: _Optional[str] = ..., tool_id: _Optional[str] = ..., source_repo: _Optional[str] = ..., commit_sha: _Optional[str] = ..., path: _Optional[str] = ...) -> None: ...
+    on_behalf_of: str
+    def __init__(self, actor_type: _Optional[str] = ..., actor_id: _Optional[str] = ..., tool_id: _Optional[str] = ..., source_repo: _Optional[str] = ..., commit_sha: _Optional[str] = ..., path: _Optional[str] = ..., on_behalf_of: _Optional[str] = ...) -> None: ...
 
 class Element(_message.Message):
     __slots__ = ("element_id", "repository_id", "element_kind", "type_key", "source_kind", "classification", "created_at", "created_by", "head_version_id", "retired_at", "retired_at_as_of")

@@ -451,7 +451,7 @@ class Repository(_message.Message):
     def __init__(self, repository_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., organization_id: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
 
 class RoleGrant(_message.Message):
-    __slots__ = ("principal_id", "role", "scope", "clearance", "granted_at", "created_at", "created_by")
+    __slots__ = ("principal_id", "role", "scope", "clearance", "granted_at", "created_at", "created_by", "on_behalf_of")
     PRINCIPAL_ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
@@ -459,6 +459,7 @@ class RoleGrant(_message.Message):
     GRANTED_AT_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    ON_BEHALF_OF_FIELD_NUMBER: _ClassVar[int]
     principal_id: str
     role: str
     scope: str
@@ -466,41 +467,48 @@ class RoleGrant(_message.Message):
     granted_at: str
     created_at: str
     created_by: str
-    def __init__(self, principal_id: _Optional[str] = ..., role: _Optional[str] = ..., scope: _Optional[str] = ..., clearance: _Optional[str] = ..., granted_at: _Optional[str] = ..., created_at: _Optional[str] = ..., created_by: _Optional[str] = ...) -> None: ...
+    on_behalf_of: str
+    def __init__(self, principal_id: _Optional[str] = ..., role: _Optional[str] = ..., scope: _Optional[str] = ..., clearance: _Optional[str] = ..., granted_at: _Optional[str] = ..., created_at: _Optional[str] = ..., created_by: _Optional[str] = ..., on_behalf_of: _Optional[str] = ...) -> None: ...
 
 class GrantRoleRequest(_message.Message):
-    __slots__ = ("principal_id", "role", "scope", "clearance")
+    __slots__ = ("principal_id", "role", "scope", "clearance", "on_behalf_of")
     PRINCIPAL_ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     CLEARANCE_FIELD_NUMBER: _ClassVar[int]
+    ON_BEHALF_OF_FIELD_NUMBER: _ClassVar[int]
     principal_id: str
     role: str
     scope: str
     clearance: str
-    def __init__(self, principal_id: _Optional[str] = ..., role: _Optional[str] = ..., scope: _Optional[str] = ..., clearance: _Optional[str] = ...) -> None: ...
+    on_behalf_of: str
+    def __init__(self, principal_id: _Optional[str] = ..., role: _Optional[str] = ..., scope: _Optional[str] = ..., clearance: _Optional[str] = ..., on_behalf_of: _Optional[str] = ...) -> None: ...
 
 class RevokeRoleRequest(_message.Message):
-    __slots__ = ("principal_id", "role", "scope")
+    __slots__ = ("principal_id", "role", "scope", "on_behalf_of")
     PRINCIPAL_ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
+    ON_BEHALF_OF_FIELD_NUMBER: _ClassVar[int]
     principal_id: str
     role: str
     scope: str
-    def __init__(self, principal_id: _Optional[str] = ..., role: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
+    on_behalf_of: str
+    def __init__(self, principal_id: _Optional[str] = ..., role: _Optional[str] = ..., scope: _Optional[str] = ..., on_behalf_of: _Optional[str] = ...) -> None: ...
 
 class RevokeRoleResponse(_message.Message):
-    __slots__ = ("principal_id", "role", "scope", "revoked")
+    __slots__ = ("principal_id", "role", "scope", "revoked", "on_behalf_of")
     PRINCIPAL_ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     REVOKED_FIELD_NUMBER: _ClassVar[int]
+    ON_BEHALF_OF_FIELD_NUMBER: _ClassVar[int]
     principal_id: str
     role: str
     scope: str
     revoked: bool
-    def __init__(self, principal_id: _Optional[str] = ..., role: _Optional[str] = ..., scope: _Optional[str] = ..., revoked: _Optional[bool] = ...) -> None: ...
+    on_behalf_of: str
+    def __init__(self, principal_id: _Optional[str] = ..., role: _Optional[str] = ..., scope: _Optional[str] = ..., revoked: _Optional[bool] = ..., on_behalf_of: _Optional[str] = ...) -> None: ...
 
 class ListGrantsRequest(_message.Message):
     __slots__ = ("scope",)

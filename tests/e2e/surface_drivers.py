@@ -272,6 +272,8 @@ class CliDriver(ServiceDriver):
             argv += ["--as", who.principal_id]
             if who.purpose:
                 argv += ["--purpose", who.purpose]
+            if who.on_behalf_of:
+                argv += ["--on-behalf-of", who.on_behalf_of]
         result = self.runner.invoke(cli_app, [*argv, *args, "--json"])
         if result.exit_code in (0, ok_exit):
             out: dict[str, Any] = json.loads(result.stdout)
@@ -392,6 +394,10 @@ class RestDriver(ServiceDriver):
         out = {"Authorization": f"Bearer {self.tokens[principal]}"}
         if who.purpose:
             out["X-Ameide-Purpose"] = who.purpose
+        if who.on_behalf_of:
+            out["X-Ameide-On-Behalf-Of"] = who.on_behalf_of
+        if who.roles:
+            out["X-Ameide-Roles"] = ",".join(who.roles)
         return out
 
     def call(self, method: str, path: str, who: Caller | None, **kwargs: Any) -> dict[str, Any]:
@@ -484,6 +490,14 @@ def message_json(message: Message) -> dict[str, Any]:
     return out
 
 
+def narrowing(who: Caller | None) -> dict[str, str]:
+    """What a request sends beside its token to narrow it: purpose, on-behalf-of, roles."""
+    if who is None:
+        return {}
+    sent = {"purpose": who.purpose, "on_behalf_of": who.on_behalf_of, "roles": ",".join(who.roles)}
+    return {name: value for name, value in sent.items() if value}
+
+
 class GrpcDriver(ServiceDriver):
     """The generated stubs on a real channel, with a bearer token per principal."""
 
@@ -494,7 +508,7 @@ class GrpcDriver(ServiceDriver):
         self.g = client
 
     def call(self, method: Any, request: Message, who: Caller | None) -> dict[str, Any]:
-        extra = {"purpose": who.purpose} if who is not None and who.purpose else {}
+        extra = narrowing(who)
         try:
             response = self.g.call(method, request, who, **extra)
         except grpc.RpcError as exc:
@@ -616,14 +630,18 @@ class McpDriver(ServiceDriver):
 
     def session(self, who: Caller) -> Any:
         principal = who.principal_id
-        if principal not in self.sessions:
+        key = f"{principal}|{who.on_behalf_of}|{','.join(who.roles)}"
+        if key not in self.sessions:
             token = self.svc.create_token(self.world.admin, principal)["token"]
-            headers = {"X-Ameide-Purpose": who.purpose} if who.purpose else {}
+            headers = {
+                f"X-Ameide-{name.replace('_', '-').title()}": value
+                for name, value in narrowing(who).items()
+            }
             connect = http_session(self.url, token, **headers)
-            self.sessions[principal] = self.stack.enter_context(
+            self.sessions[key] = self.stack.enter_context(
                 self.portal.wrap_async_context_manager(connect)
             )
-        return self.sessions[principal]
+        return self.sessions[key]
 
     def tool(self, who: Caller, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         client = self.session(who)

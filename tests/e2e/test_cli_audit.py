@@ -61,6 +61,12 @@ def test_history_filters_by_element_actor_time_and_limit(repo, files):
 def test_the_access_log_records_who_read_on_behalf_of_whom_and_why(repo):
     cli = repo.cli
     element, _ = repo.canonical()
+    refused = cli(
+        "--on-behalf-of", repo.curator, "element", "show", element, as_=repo.agent
+    )  # fmt: skip
+    assert refused.exit_code == 4, refused.stderr
+    assert "delegate --for" in refused.stderr
+    cli.ok("grant", repo.agent, "delegate", "--for", repo.curator, as_=repo.curator)
     shown = cli(
         "--on-behalf-of", repo.curator, "--purpose", "answer a question",
         "element", "show", element, as_=repo.agent,

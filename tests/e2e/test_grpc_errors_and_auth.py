@@ -303,7 +303,9 @@ def test_metadata_sets_purpose_on_behalf_of_and_narrowing_roles(client: GrpcClie
     events = w.svc.history(w.auditor, w.repo, element_id=created.element.element_id)
     assert [e["purpose"] for e in events] == ["ticket 42"]
 
-    # Claimed roles only narrow: a curator claiming "reader" may no longer create.
+    # Claimed roles only narrow: a curator claiming "reader" may no longer create (it holds
+    # a reader grant too, so it still sees the repository).
+    w.svc.grant(w.admin, w.curator.principal_id, "reader", w.repo)
     narrowed = g.fail(
         g.knowledge.CreateElement,
         kno.CreateElementRequest(repository_id=w.repo, title="t", body="b"),
@@ -312,7 +314,20 @@ def test_metadata_sets_purpose_on_behalf_of_and_narrowing_roles(client: GrpcClie
     )
     assert narrowed.status == grpc.StatusCode.PERMISSION_DENIED
 
+    # Naming someone without a delegation grant: refused, saying which grant is missing.
+    refused = g.fail(
+        g.knowledge.GetElement,
+        kno.GetElementRequest(element_id=created.element.element_id),
+        w.curator,
+        on_behalf_of=w.stranger.principal_id,
+    )
+    assert refused.status == grpc.StatusCode.PERMISSION_DENIED
+    assert "delegate --for" in refused.message
+
     # On behalf of a principal without grants: the intersection is empty, the repository hidden.
+    w.svc.grant(
+        w.admin, w.curator.principal_id, "delegate", w.repo, on_behalf_of=w.stranger.principal_id
+    )
     hidden = g.fail(
         g.knowledge.GetElement,
         kno.GetElementRequest(element_id=created.element.element_id),

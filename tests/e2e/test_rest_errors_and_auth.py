@@ -126,6 +126,12 @@ def test_on_behalf_of_narrows_to_the_intersection_and_purpose_is_recorded(rest: 
     w = rest.world
     element, _ = w.canonical()
     for_stranger = {"X-Ameide-On-Behalf-Of": w.stranger.principal_id}
+    # naming someone needs a delegation grant; with one, permissions are the intersection
+    rest.fail("GET", f"/v1/elements/{element}", w.agent, 403, headers=for_stranger)
+    for who in (w.stranger, w.reader):
+        w.svc.grant(
+            w.admin, w.agent.principal_id, "delegate", w.repo, on_behalf_of=who.principal_id
+        )
     rest.fail("GET", f"/v1/elements/{element}", w.agent, 404, headers=for_stranger)
     for_reader = {
         "X-Ameide-On-Behalf-Of": w.reader.principal_id,
@@ -143,10 +149,16 @@ def test_claimed_roles_only_narrow(rest: Rest) -> None:
     w, base = rest.world, rest.repo_path
     narrowed = {"X-Ameide-Roles": "reader"}
     body = {"title": "t", "body": "# t\n"}
-    rest.fail("POST", f"{base}/elements", w.curator, 403, json=body, headers=narrowed)
+    # a claimed role counts only through the caller's grants of that role: the curator holds
+    # no reader grant, so claiming "reader" leaves it nothing (the repository is missing to it)
+    rest.fail("POST", f"{base}/elements", w.curator, 404, json=body, headers=narrowed)
     rest.fail(
-        "POST", f"{base}/elements", w.reader, 403, json=body, headers={"X-Ameide-Roles": "admin"}
+        "POST", f"{base}/elements", w.reader, 404, json=body, headers={"X-Ameide-Roles": "admin"}
     )
+    rest.fail(
+        "POST", f"{base}/elements", w.reader, 403, json=body,
+        headers={"X-Ameide-Roles": "reader,admin"},
+    )  # fmt: skip
     rest.ok("POST", f"{base}/elements", w.curator, json=body, headers={"X-Ameide-Roles": "curator"})
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from domain.model import RelationshipKind
-from domain.permissions import ROLE_LIST_PATTERN, ROLE_NAMES
+from domain.permissions import ROLE_LIST_PATTERN, ROLE_NAMES, SUBJECT_PATTERN
 from domain.values import PRINCIPAL_PATTERN, SCOPE_PATTERN, SEGMENT_PATTERN, id_pattern
 from tests.conftest import World
 from tests.e2e.rest_harness import Rest, rest_client
@@ -44,6 +44,8 @@ def test_openapi_publishes_the_domain_rules(rest: Rest) -> None:
     assert _parameter(openapi, "/v1/grants", "get", "scope")["pattern"] == SCOPE_PATTERN
     revoke = {name: _parameter(openapi, "/v1/grants", "delete", name) for name in ("role",)}
     assert revoke["role"]["enum"] == list(ROLE_NAMES)
+    subject = _parameter(openapi, "/v1/delegations", "delete", "on_behalf_of")
+    assert subject["pattern"] == SUBJECT_PATTERN
     assert _parameter(openapi, "/v1/grants", "delete", "principal_id")["pattern"] == (
         PRINCIPAL_PATTERN
     )

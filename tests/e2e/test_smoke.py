@@ -26,6 +26,7 @@ from tests.e2e.conftest import Cli, Repo
 SCENARIO = [
     "setup", "ingest", "publish-sop", "read-published", "propose", "stale", "refused-accept",
     "rebase", "accept", "promote", "read-new", "as-of-old", "no-grant-read", "no-grant-propose",
+    "on-behalf-refused",
     "verify-citations-rejects",
 ]  # fmt: skip
 PHASE0 = ["phase0.config", "phase0.migrations", "phase0.index", "phase0.generated-code"]

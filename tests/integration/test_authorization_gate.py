@@ -199,10 +199,14 @@ def test_acting_on_behalf_of_a_reader_cannot_propose_even_as_an_agent(fresh: Wor
     w, svc = fresh, fresh.svc
     el, v1 = w.canonical()
     as_reader = replace(w.agent, on_behalf_of=w.reader.principal_id)
+    svc.grant(w.admin, w.agent.principal_id, "delegate", w.repo, on_behalf_of=w.reader.principal_id)
     with pytest.raises(PermissionDenied, match=f"on behalf of {w.reader.principal_id}"):
         svc.propose(as_reader, w.repo, body="x\n", summary="s", element_id=el, target_version_id=v1)
     assert svc.get_element(as_reader, el)["version"]["version_id"] == v1  # both may read
     on_behalf_of_stranger = replace(w.curator, on_behalf_of=w.stranger.principal_id)
+    svc.grant(
+        w.admin, w.curator.principal_id, "delegate", w.repo, on_behalf_of=w.stranger.principal_id
+    )
     with pytest.raises(NotFound):
         svc.get_element(on_behalf_of_stranger, el)
 
@@ -211,14 +215,26 @@ def test_claiming_a_narrower_role_takes_the_wider_grant_away(fresh: World):
     w, svc = fresh, fresh.svc
     w.canonical()
     bl = svc.create_baseline(w.publisher, w.repo)["baseline_id"]
+    as_curator = replace(w.publisher, roles=("publisher",))
+    assert svc.baseline_show(as_curator, bl)["baseline_id"] == bl
+    # Claimed roles select the grants that count: the publisher holds no reader grant, so
+    # claiming "reader" leaves it nothing (the baseline is missing to it, not forbidden).
     as_reader = replace(w.publisher, roles=("reader",))
+    with pytest.raises(NotFound):
+        svc.promote(as_reader, bl)
+    svc.grant(w.admin, w.publisher.principal_id, "reader", w.repo)
     with pytest.raises(PermissionDenied, match="may not publish"):
         svc.promote(as_reader, bl)
-    claims_admin = replace(w.reader, roles=("admin",))  # still only a reader
-    with pytest.raises(PermissionDenied, match="may not admin"):
+    claims_admin = replace(w.reader, roles=("admin",))  # holds no admin grant: nothing
+    with pytest.raises(NotFound):
         svc.set_legal_hold(claims_admin, w.repo, True)
-    with pytest.raises(PermissionDenied, match="may not curate"):
+    with pytest.raises(NotFound):
         svc.create_element(claims_admin, w.repo, title="t", body="b\n")
+    claims_more = replace(w.reader, roles=("reader", "admin"))  # still only a reader
+    with pytest.raises(PermissionDenied, match="may not admin"):
+        svc.set_legal_hold(claims_more, w.repo, True)
+    with pytest.raises(PermissionDenied, match="may not curate"):
+        svc.create_element(claims_more, w.repo, title="t", body="b\n")
 
 
 def test_an_element_above_the_callers_clearance_is_not_found_like_a_missing_one(fresh: World):

@@ -147,6 +147,7 @@ def test_a_first_run_mirrors_every_markdown_file_as_evidence_with_provenance(mir
         "actor_type": "service",
         "actor_id": mirror.ingestor.principal_id,
         "tool_id": "ameide-ingest",
+        "on_behalf_of": None,
         "source_repo": str(mirror.git.root.resolve()),
         "commit_sha": c1,
         "path": "backlog/auth.md",

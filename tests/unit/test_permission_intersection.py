@@ -2,7 +2,8 @@
 
 The oracle below restates the role table from the specification (plain strings, not the
 ``domain.permissions`` table) and the rules: a grant covers its scope and everything below it;
-``on_behalf_of`` yields the intersection of both principals; claimed roles only ever narrow.
+``on_behalf_of`` yields the intersection of both principals; claimed roles only ever narrow,
+and select which grants count: their actions and their clearance only.
 """
 
 from __future__ import annotations
@@ -66,14 +67,13 @@ def oracle_single(
     """Action → clearance rank, each action's clearance taken only from the grants whose role
     allows that action (a grant that cannot read lends no read clearance)."""
     mine = [g for g in grants if g.principal_id == principal and covers(g.scope_key, repo)]
-    allowed_by_claims: set[str] = set()
-    for role in claimed:
-        allowed_by_claims |= SPEC_ROLES[role]
+    if claimed:
+        # Claimed roles select the grants that count: a claimed "reader" never borrows the
+        # clearance (or actions) of the same principal's auditor grant.
+        mine = [g for g in mine if g.role in claimed]
     out: dict[str, int] = {}
     for g in mine:
         for action in SPEC_ROLES[g.role]:
-            if claimed and action not in allowed_by_claims:
-                continue
             out[action] = max(out.get(action, -1), LEVELS.index(g.clearance))
     return out
 
