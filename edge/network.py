@@ -19,3 +19,9 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
+
+
+MAX_REQUEST_BYTES = 8 * 1024 * 1024
+"""Largest HTTP request body any surface of the listener accepts (REST, the console, ``/mcp``):
+a 2 MiB element body plus JSON escaping and the other fields. Larger is 413
+``PAYLOAD_TOO_LARGE``, whether the length was declared or the body came chunked."""

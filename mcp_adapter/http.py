@@ -31,7 +31,7 @@ from starlette.types import Receive, Scope, Send
 from domain.errors import AmeideError, PermissionDenied, Unauthenticated
 from edge.callers import Identity, authenticate_caller, bearer_secret, narrowed_caller
 from edge.errors import error_body, rule_for
-from edge.network import is_loopback
+from edge.network import MAX_REQUEST_BYTES, is_loopback
 from mcp_adapter.server import MemoryMcp, Observe
 from mcp_adapter.settings import McpSettings
 from service.app import MemoryService
@@ -204,6 +204,8 @@ def create_http_app(
         streamable_http_path=cfg.path,
         stateless_http=True,
         json_response=True,
+        # the SDK's own limit (4 MiB, answered in plain text) must not undercut the listener's
+        max_request_body_size=MAX_REQUEST_BYTES,
         host=host,
         transport_security=TransportSecuritySettings(
             enable_dns_rebinding_protection=is_loopback(host) or bool(cfg.allowed_hosts),

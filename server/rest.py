@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from console.app import create_console
 from domain.errors import Unauthenticated
+from edge.network import MAX_REQUEST_BYTES
 from edge.version import package_version
 from server import (
     rest_admin,
@@ -47,7 +48,7 @@ from server.rest_observe import Metrics, ObserveMiddleware
 from service.app import MemoryService
 from service.settings import Settings
 
-MAX_BODY_BYTES = 8 * 1024 * 1024
+MAX_BODY_BYTES = MAX_REQUEST_BYTES
 """Largest request body: a 2 MiB element body plus JSON escaping and the other fields."""
 DESCRIPTION = """\
 A governed, versioned knowledge repository for AI agents. Agents read permission-trimmed,

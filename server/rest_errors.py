@@ -162,18 +162,18 @@ def document_errors_as_400(openapi: dict[str, Any]) -> dict[str, Any]:
     return openapi
 
 
-class _TooLarge(StarletteHTTPException):
-    """The body grew past the limit while it was read (answered by ``_on_http_error``)."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, f"the request body is larger than {limit} bytes")
-
-
 class BodyLimit:
     """Refuse a request body above ``limit`` bytes with 413 ``PAYLOAD_TOO_LARGE``.
 
-    A declared ``Content-Length`` is refused before anything runs; a body streamed without a
-    length is counted as the app reads it.
+    The one gate for body size, in front of everything that reads a body (REST's JSON, the
+    console's forms, ``/mcp``; installed outside authentication, so an anonymous caller is
+    refused alike). A declared ``Content-Length`` above the limit is refused before anything is
+    read. Otherwise the body is read here, whatever its framing (a length, or chunked with no
+    length at all), counting bytes as they arrive: past the limit the answer is the same 413,
+    sent from here rather than raised through the app (an exception there would meet the app's
+    own handlers, the MCP SDK's or the console's, and end as a 500 with a traceback). Within
+    the limit the body is handed on unchanged, so nothing behind the gate can see more than
+    ``limit`` bytes, whatever the headers claimed.
     """
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
@@ -186,20 +186,32 @@ class BodyLimit:
             return
         declared = Headers(scope=scope).get("content-length", "")
         if declared.isdigit() and int(declared) > self.limit:
-            response = await _on_http_error(Request(scope, receive), _TooLarge(self.limit))
-            await response(scope, receive, send)
+            await self._refuse(scope, receive, send)
             return
-        seen = 0
-
-        async def counting_receive() -> Message:
-            nonlocal seen
+        body = bytearray()
+        held: list[Message] = []
+        while True:
             message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.limit:
-                raise _TooLarge(self.limit)
-            return message
+            if message["type"] != "http.request":
+                held.append(message)  # the client left before the body ended
+                break
+            body += message.get("body", b"")
+            if len(body) > self.limit:
+                await self._refuse(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        held.insert(0, {"type": "http.request", "body": bytes(body), "more_body": bool(held)})
 
-        await self.app(scope, counting_receive, send)
+        async def replay() -> Message:
+            return held.pop(0) if held else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = f"the request body is larger than {self.limit} bytes"
+        response = error_response(413, _PLAIN_HTTP_CODES[413], message)
+        await response(scope, receive, send)
 
 
 class BodyText:

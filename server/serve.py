@@ -27,7 +27,7 @@ import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from domain.errors import InvalidArgument
-from edge.network import is_loopback
+from edge.network import MAX_REQUEST_BYTES, is_loopback
 from edge.tracing import OK
 from mcp_adapter.http import METADATA_PATH, create_http_app
 from mcp_adapter.settings import McpSettings
@@ -36,7 +36,7 @@ from server.grpc_server import create_grpc_server
 from server.http_guard import HostGuard, HostPolicy
 from server.http_limits import limited_h11
 from server.rest import create_app
-from server.rest_errors import BodyText
+from server.rest_errors import BodyLimit, BodyText
 from server.rest_observe import Metrics, log_request
 from service.app import MemoryService
 from service.settings import Settings
@@ -127,7 +127,9 @@ class HttpSurfaces:
     def __init__(self, rest: ASGIApp, mcp: Any, mcp_path: str) -> None:
         self.rest = rest
         self.mcp = mcp
-        self.mcp_edge = BodyText(mcp)  # REST checks its bodies itself (create_app)
+        # REST checks its bodies itself (create_app); /mcp gets the same gate, in front of its
+        # authentication, so an oversized body is 413 PAYLOAD_TOO_LARGE on every route
+        self.mcp_edge = BodyLimit(BodyText(mcp), limit=MAX_REQUEST_BYTES)
         self.mcp_path = mcp_path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
