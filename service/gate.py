@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from domain.errors import InvalidArgument, NotFound, PermissionDenied
 from domain.model import Element, ElementVersion, version_classification
@@ -123,6 +124,20 @@ class Gate:
             raise NotFound(f"version {v.version_id} not found", version_id=v.version_id)
         return v
 
+    def may_erase(
+        self, uow: UnitOfWork, caller: Caller, perm: Permission, el: Element, v: ElementVersion
+    ) -> bool:
+        """Whether the caller could erase ``v`` itself: it reads the version at the level it was
+        written at (:meth:`sees`, :meth:`readable_version`) and administers the repository at
+        that level. An erasure reaches copies, derived versions and proposals only when this
+        holds for each (issue 28 item 4), so it is never an oracle on what the caller can't read."""
+        level = version_classification(el, v)
+        return (
+            self.sees(uow, caller, perm, el)
+            and perm.may_see(level)
+            and perm.may_act_on(Action.ADMIN, level)
+        )
+
     def version(
         self, uow: UnitOfWork, caller: Caller, version_id: str
     ) -> tuple[ElementVersion, Element, Permission]:
@@ -137,6 +152,20 @@ class Gate:
             raise NotFound(f"version {version_id} not found", version_id=version_id) from None
         self.readable_version(perm, el, v)
         return v, el, perm
+
+    def may_inspect_context(self, uow: UnitOfWork, caller: Caller, row: dict[str, Any]) -> bool:
+        """Whether the caller may inspect a stored read context (``row`` as the store keeps it):
+        its reader (or the one it read for), or an auditor of every repository it touched."""
+        if caller.principal_id in (row["principal_id"], row["on_behalf_of"]):
+            return True
+        repos = (
+            {row["repo_key"]}
+            if row["repo_key"]
+            else {i["repository_id"] for i in row["response"]["items"]}
+        )
+        return bool(repos) and all(
+            self.permission(uow, caller, repo).can(Action.AUDIT) for repo in repos
+        )
 
 
 def may_read_proposal(perm: Permission, caller: Caller, proposer: str) -> bool:

@@ -14,7 +14,6 @@ from typing import Any
 
 from domain.erasure import ERASED_QUERY, erased_note, redact_stored_context
 from domain.errors import AmeideError, FailedPrecondition, InvalidArgument, NotFound
-from domain.permissions import Action
 from domain.values import new_id, validate_id, validate_instant
 from projection import contexts
 from projection.packaging import content_chunks
@@ -120,17 +119,7 @@ class Reading:
         missing = NotFound(f"read context {context_id} not found", context_id=context_id)
         if row is None:
             raise missing
-        if caller.principal_id in (row["principal_id"], row["on_behalf_of"]):
-            return row
-        repos = (
-            {row["repo_key"]}
-            if row["repo_key"]
-            else {i["repository_id"] for i in row["response"]["items"]}
-        )
-        allowed = repos and all(
-            self.k.gate.permission(uow, caller, repo).can(Action.AUDIT) for repo in repos
-        )
-        if not allowed:
+        if not self.k.gate.may_inspect_context(uow, caller, row):
             raise missing
         return row
 
