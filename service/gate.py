@@ -124,6 +124,20 @@ class Gate:
             raise NotFound(f"version {v.version_id} not found", version_id=v.version_id)
         return v
 
+    @staticmethod
+    def shown_parent(
+        uow: UnitOfWork, perm: Permission, el: Element, v: ElementVersion
+    ) -> str | None:
+        """``v``'s parent version id when the caller may read that version at the level it was
+        written at, else None: a version above the caller's clearance (the element was lowered
+        since) is named nowhere, not even as the parent of the one it may read."""
+        if v.parent_version_id is None:
+            return None
+        parent = uow.store.get_version(v.parent_version_id)
+        if parent is None or not perm.may_see(version_classification(el, parent)):
+            return None
+        return parent.version_id
+
     def may_erase(
         self, uow: UnitOfWork, caller: Caller, perm: Permission, el: Element, v: ElementVersion
     ) -> bool:
