@@ -32,7 +32,7 @@ from typing import Any
 
 from domain.erasure import ERASED_QUERY, erased_note, redact_stored_context
 from domain.errors import LegalHoldActive, PermissionDenied
-from domain.model import ElementVersion, version_classification
+from domain.model import Element, ElementVersion, version_classification
 from domain.permissions import Action
 from domain.values import MAX_RATIONALE_CHARS, validate_text
 from ingest.source import is_git_url
@@ -55,15 +55,7 @@ class Erasure:
         the text. Refused under legal hold, or when the version is erased already."""
         reason = validate_text(reason, "reason", MAX_RATIONALE_CHARS)
         with self.k.uow() as uow:
-            v, el, _ = self.k.gate.version(uow, caller, version_id)
-            perm = self.k.gate.repository(uow, caller, el.repo_key, Action.ADMIN)
-            within = Within(self.k.gate, uow, caller, perm)
-            if not within.erasable(v):
-                raise PermissionDenied(
-                    f"{caller.principal_id} may not erase content classified "
-                    f"{version_classification(el, v).value}",
-                    action=Action.ADMIN.value,
-                )
+            v, el, within = self._authorize(uow, caller, version_id)
             if existing(uow.store.get_repository(el.repo_key)).legal_hold:
                 raise LegalHoldActive("the repository is under legal hold; erasure is blocked")
             at = self.k.clock.now()
@@ -110,6 +102,22 @@ class Erasure:
         view = version_view(tomb)
         view["erasure"] = {**view["erasure"], **report}
         return view
+
+    def _authorize(
+        self, uow: UnitOfWork, caller: Caller, version_id: str
+    ) -> tuple[ElementVersion, Element, Within]:
+        """The version to erase, its element, and what else the caller could erase: it must
+        read the version and administer its repository at the version's level."""
+        v, el, _ = self.k.gate.version(uow, caller, version_id)
+        perm = self.k.gate.repository(uow, caller, el.repo_key, Action.ADMIN)
+        within = Within(self.k.gate, uow, caller, perm)
+        if not within.erasable(v):
+            raise PermissionDenied(
+                f"{caller.principal_id} may not erase content classified "
+                f"{version_classification(el, v).value}",
+                action=Action.ADMIN.value,
+            )
+        return v, el, within
 
     def _audit_erased(
         self,
