@@ -148,10 +148,12 @@ def audit_verify(
     verdict = s.service.verify_audit(s.caller, chain, kept)
     s.emit(verdict, _show_verdict)
     if not verdict["ok"]:
+        at = verdict["first_broken_event_id"]
         output.error(
             "AUDIT_CHAIN_BROKEN",
-            f"audit chain of {verdict['chain']} is broken at event "
-            f"{verdict['first_broken_event_id']}: {verdict['reason']}",
+            f"audit chain of {verdict['chain']} is broken"
+            + (f" at event {at}" if at is not None else "")
+            + f": {verdict['reason']}",
             as_json=False,  # the verdict above is this command's one JSON document
         )
         raise typer.Exit(EXIT_AUDIT_CHAIN_BROKEN)

@@ -103,9 +103,25 @@ def export(
     writer.writerow(CSV_COLUMNS)
     for r in rows:
         writer.writerow(
-            [json.dumps(r[c], sort_keys=True) if c == "payload" else r.get(c) for c in CSV_COLUMNS]
+            [
+                csv_cell(json.dumps(r[c], sort_keys=True) if c == "payload" else r.get(c))
+                for c in CSV_COLUMNS
+            ]
         )
     return _attachment(out.getvalue(), "text/csv; charset=utf-8", f"{stem}.csv")
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet read a cell as a formula (OWASP, CSV injection)."""
+
+
+def csv_cell(value: Any) -> Any:
+    """A value as a CSV cell no spreadsheet runs: text starting with ``= + - @``, a tab or a
+    carriage return gets a single quote before it (a purpose is any text the caller sent, e.g.
+    ``X-Ameide-Purpose: =cmd|' /C calc'!A0``). Numbers and empty cells stay as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def _attachment(body: str, media_type: str, filename: str) -> Response:

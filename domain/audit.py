@@ -11,6 +11,9 @@ from typing import Any
 GENESIS_HASH = "0" * 64
 GLOBAL_CHAIN = "*"
 """Chain key of events that belong to no single repository (global grants, tokens)."""
+REPOSITORY_GENESIS = "repository.created"
+"""The first event of every repository's chain (written with the repository, in one
+transaction): a repository whose chain is empty, or starts otherwise, lost its events."""
 
 
 @dataclass(frozen=True)
@@ -67,13 +70,33 @@ class ChainVerdict:
     reason: str | None = None
 
 
-def verify_chain(events: list[AuditEvent], head: tuple[int, str] | None = None) -> ChainVerdict:
+def verify_chain(
+    events: list[AuditEvent], head: tuple[int, str] | None = None, *, genesis: str | None = None
+) -> ChainVerdict:
     """Walk the events in chain order and report the first one whose links or hash are wrong.
 
     ``head``, when given, is the chain head the database keeps beside the events,
     ``(last_seq, last_hash)`` (``(0, GENESIS_HASH)`` for a chain never written to): a chain that
     is intact but ends before its head lost events from its tail, which the links alone cannot
-    show."""
+    show. ``genesis``, when given, is the event type the chain must start with (a repository's
+    chain: :data:`REPOSITORY_GENESIS`): an empty chain, or one restarted after its events and
+    head row were deleted, is broken — the links alone would call it intact."""
+    if genesis is not None and not events:
+        return ChainVerdict(
+            False,
+            0,
+            None,
+            f"the chain is empty, but it must start with its {genesis} event: its events were "
+            "deleted (with its head row)",
+        )
+    if genesis is not None and events[0].event_type != genesis:
+        return ChainVerdict(
+            False,
+            0,
+            events[0].event_id,
+            f"the chain starts with {events[0].event_type}, not its {genesis} event: its "
+            "earlier events were deleted (with its head row) and the chain restarted",
+        )
     prev = GENESIS_HASH
     for expected_seq, event in enumerate(events, start=1):
         if event.chain_seq != expected_seq:

@@ -102,11 +102,15 @@ class Elements:
                     raise NotFound(f"version {version_id} not found", version_id=version_id)
             elif as_of is not None:
                 v = uow.store.head_as_of(element_id, as_of)
-                if v is None or el.created_at > as_of:
+                # a head then above the caller's clearance (the element was lowered since)
+                # answers like no head at all: the error must not name the version
+                hidden = v is not None and not perm.may_see(version_classification(el, v))
+                if v is None or el.created_at > as_of or hidden:
                     raise NotFound(f"element {element_id} did not exist at {as_of.isoformat()}")
             else:
                 v = uow.store.get_version(el.head_version_id) if el.head_version_id else None
             self.k.gate.readable_version(perm, el, v)
+            parent = self.k.gate.shown_parent(uow, perm, el, v) if v else None
             self.k.audit.log_read(
                 uow,
                 caller,
@@ -119,7 +123,8 @@ class Elements:
         view = element_view(el)
         if as_of is not None:
             view["retired_at_as_of"] = bool(el.retired_at and el.retired_at <= as_of)
-        return {"element": view, "version": version_view(v) if v else None}
+        shown = {**version_view(v), "parent_version_id": parent} if v else None
+        return {"element": view, "version": shown}
 
     def element_history(self, caller: Caller, element_id: str) -> dict[str, Any]:
         """Every version of an element, oldest first (bodies omitted)."""
@@ -134,9 +139,18 @@ class Elements:
                 uow, caller, "element.history", el.repo_key, element_id=element_id
             )
             uow.commit()
+        shown = {v.version_id for v in versions}  # a parent above clearance is not named
         return {
             "element": element_view(el),
-            "versions": [version_view(v, with_body=False) for v in versions],
+            "versions": [
+                {
+                    **version_view(v, with_body=False),
+                    "parent_version_id": v.parent_version_id
+                    if v.parent_version_id in shown
+                    else None,
+                }
+                for v in versions
+            ],
         }
 
     def retire_element(

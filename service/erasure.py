@@ -14,6 +14,11 @@ The same text lives on elsewhere, so the same transaction also
 * tells the keyword index to drop each of them (the outbox row ``save_erasure`` writes, applied
   after commit) and deletes their derived chunk rows at once.
 
+Only what the caller could erase itself is reached (``Gate.may_erase``): a copy, a later version
+or a proposal's body above the caller's clearance stays as it is, and the report counts only
+what the caller may read — else erasing a guess would tell whether a restricted text says so
+(issue 28 item 4).
+
 Copies in **other** repositories are left alone: an admin administers one repository, and an
 erasure there is that repository's act — under its own legal hold, by its own admin, on its own
 audit chain. Identical text elsewhere is erased by that repository's admin.
@@ -26,14 +31,14 @@ from datetime import datetime
 from typing import Any
 
 from domain.erasure import ERASED_QUERY, erased_note, redact_stored_context
-from domain.errors import LegalHoldActive
-from domain.model import ElementVersion
+from domain.errors import LegalHoldActive, PermissionDenied
+from domain.model import Element, ElementVersion, version_classification
 from domain.permissions import Action
 from domain.values import MAX_RATIONALE_CHARS, validate_text
 from ingest.source import is_git_url
 from service.authz import Caller
 from service.core import UnitOfWork, existing
-from service.erasure_reach import reach
+from service.erasure_reach import Within, reach
 from service.kernel import Kernel
 from service.views import version_view
 
@@ -50,18 +55,18 @@ class Erasure:
         the text. Refused under legal hold, or when the version is erased already."""
         reason = validate_text(reason, "reason", MAX_RATIONALE_CHARS)
         with self.k.uow() as uow:
-            v, el, _ = self.k.gate.version(uow, caller, version_id)
-            self.k.gate.repository(uow, caller, el.repo_key, Action.ADMIN)
+            v, el, within = self._authorize(uow, caller, version_id)
             if existing(uow.store.get_repository(el.repo_key)).legal_hold:
                 raise LegalHoldActive("the repository is under legal hold; erasure is blocked")
             at = self.k.clock.now()
-            v, tomb, copies = _erase_same_content(uow, el.repo_key, v, at, caller, reason)
+            v, tomb, copies = _erase_same_content(uow, el.repo_key, v, at, caller, reason, within)
             derived = reach(
-                uow.store, el.repo_key, [tomb, *copies], v.body, at, caller.principal_id, reason
-            )
+                uow.store, el.repo_key, [tomb, *copies], v.body, at, caller.principal_id, reason,
+                within,
+            )  # fmt: skip
             gone = [tomb, *copies, *derived.versions]
             uow.store.replace_chunk_rows([x.version_id for x in gone], [])
-            redacted = self._redact_contexts(uow, el.repo_key, gone, at)
+            redacted = self._redact_contexts(uow, el.repo_key, gone, at, within)
             report = {
                 "copies_erased": len(copies),
                 "derived_erased": len(derived.versions),
@@ -97,6 +102,22 @@ class Erasure:
         view = version_view(tomb)
         view["erasure"] = {**view["erasure"], **report}
         return view
+
+    def _authorize(
+        self, uow: UnitOfWork, caller: Caller, version_id: str
+    ) -> tuple[ElementVersion, Element, Within]:
+        """The version to erase, its element, and what else the caller could erase: it must
+        read the version and administer its repository at the version's level."""
+        v, el, _ = self.k.gate.version(uow, caller, version_id)
+        perm = self.k.gate.repository(uow, caller, el.repo_key, Action.ADMIN)
+        within = Within(self.k.gate, uow, caller, perm)
+        if not within.erasable(v):
+            raise PermissionDenied(
+                f"{caller.principal_id} may not erase content classified "
+                f"{version_classification(el, v).value}",
+                action=Action.ADMIN.value,
+            )
+        return v, el, within
 
     def _audit_erased(
         self,
@@ -142,9 +163,11 @@ class Erasure:
 
     @staticmethod
     def _redact_contexts(
-        uow: UnitOfWork, repo_key: str, erased: Sequence[ElementVersion], at: datetime
-    ) -> int:
-        """Take the erased text out of the stored contexts that returned it; how many changed."""
+        uow: UnitOfWork, repo_key: str, erased: Sequence[ElementVersion], at: datetime,
+        within: Within,
+    ) -> int:  # fmt: skip
+        """Take the erased text out of the stored contexts that returned it (every one: the
+        text is the caller's to erase); how many changed that the caller may inspect itself."""
         notes = {x.version_id: erased_note(at) for x in erased}
         ids = uow.store.contexts_showing(repo_key, list(notes))
         changed = 0
@@ -155,7 +178,7 @@ class Erasure:
                 if redacted is not None:
                     uow.store.replace_read_context_response(context_id, redacted)
                     uow.store.erase_read_context_query(context_id, ERASED_QUERY)
-                    changed += 1
+                    changed += within.context(context_id)
         return changed
 
 
@@ -187,10 +210,12 @@ CONTEXT_BATCH = 200
 
 
 def _erase_same_content(
-    uow: UnitOfWork, repo_key: str, v: ElementVersion, at: datetime, caller: Caller, reason: str
-) -> tuple[ElementVersion, ElementVersion, list[ElementVersion]]:
-    """Erase ``v`` and every not yet erased copy of its content in the repository: the version
-    as re-read under lock, its tombstone, the copies' tombstones."""
+    uow: UnitOfWork, repo_key: str, v: ElementVersion, at: datetime, caller: Caller, reason: str,
+    within: Within,
+) -> tuple[ElementVersion, ElementVersion, list[ElementVersion]]:  # fmt: skip
+    """Erase ``v`` and every not yet erased copy of its content in the repository that the
+    caller could erase itself: the version as re-read under lock, its tombstone, the copies'
+    tombstones."""
     # Re-read under lock: a concurrent erasure of the same text waits, then finds it done.
     same = uow.store.versions_with_content(repo_key, v.content_sha256, for_update=True)
     v = next((x for x in same if x.version_id == v.version_id), v)
@@ -198,7 +223,7 @@ def _erase_same_content(
     copies = [
         x.erase(at, caller.principal_id, reason)
         for x in same
-        if x.version_id != v.version_id and not x.erased
+        if x.version_id != v.version_id and not x.erased and within.erasable(x)
     ]
     for erased in (tomb, *copies):
         uow.store.save_erasure(erased)

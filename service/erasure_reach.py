@@ -18,6 +18,9 @@ computed from those bodies, and its summary may quote them. So an erasure also r
 - **later versions of the same element that quote the text** (an accepted edit that kept the
   erased lines): erased too, or the erasure would be undone by the very next version.
 
+Each of these only when the caller could erase or read it itself (:class:`Within`): a version
+above its clearance is not erased, a proposal it may not read is neither redacted nor counted.
+
 It does not reach other repositories, free text outside versions (rationales, relationship
 metadata), or the git source (see ``docs/erasure.md``).
 """
@@ -27,9 +30,49 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from domain.model import ERASED_TITLE, ElementVersion, Proposal, ProposalStatus
+from domain.model import ERASED_TITLE, Element, ElementVersion, Proposal, ProposalStatus
+from service.authz import Caller, Permission
 from service.ports import Store
+
+if TYPE_CHECKING:
+    from service.core import UnitOfWork
+    from service.gate import Gate
+
+
+class Within:
+    """What the erasing caller could erase or read itself in the erased version's repository
+    (memoized for one unit of work): an erasure touches and counts nothing else."""
+
+    def __init__(self, gate: Gate, uow: UnitOfWork, caller: Caller, perm: Permission) -> None:
+        self._gate, self._uow, self._caller, self._perm = gate, uow, caller, perm
+        self._elements: dict[str, Element | None] = {}
+
+    def _element(self, element_id: str) -> Element | None:
+        if element_id not in self._elements:
+            self._elements[element_id] = self._uow.store.get_element(element_id)
+        return self._elements[element_id]
+
+    def _sees(self, element_id: str | None) -> bool:
+        if element_id is None:
+            return True
+        el = self._element(element_id)
+        return el is not None and self._gate.sees(self._uow, self._caller, self._perm, el)
+
+    def erasable(self, v: ElementVersion) -> bool:
+        """Whether the caller could erase ``v`` directly (``Gate.may_erase``)."""
+        el = self._element(v.element_id)
+        return el is not None and self._gate.may_erase(self._uow, self._caller, self._perm, el, v)
+
+    def proposal(self, p: Proposal) -> bool:
+        """Whether the caller reads the proposal: its element and its target's."""
+        return self._sees(p.element_id) and self._sees(p.target_element_id)
+
+    def context(self, context_id: str) -> bool:
+        """Whether the caller may inspect the stored read context itself."""
+        row = self._uow.store.get_read_context(context_id)
+        return row is not None and self._gate.may_inspect_context(self._uow, self._caller, row)
 
 
 @dataclass
@@ -87,9 +130,10 @@ def reach(
     at: datetime,
     by: str,
     reason: str,
+    within: Within,
 ) -> Reach:
     """Erase what derives from ``erased`` (whose text was ``erased_text``) in ``repo_key``,
-    writing through ``store``."""
+    writing through ``store`` — only what the caller could erase or read itself (``within``)."""
     out = Reach()
     done = {v.version_id for v in erased}
     first_seq: dict[str, int] = {}
@@ -98,15 +142,21 @@ def reach(
     for element_id, seq in sorted(first_seq.items()):
         for v in store.list_versions(element_id):
             later = v.seq > seq and v.version_id not in done and not v.erased
-            if later and (quotes(v.body, erased_text) or quotes(v.title, erased_text)):
+            if (
+                later
+                and within.erasable(v)
+                and (quotes(v.body, erased_text) or quotes(v.title, erased_text))
+            ):
                 tomb = v.erase(at, by, reason)
                 store.save_erasure(tomb)
                 out.versions.append(tomb)
                 done.add(v.version_id)
     for p in derived_proposals(store.list_proposals(repo_key), erased):
+        if not within.proposal(p):
+            continue
         touched = False
         for v in store.list_versions(p.element_id):
-            if v.version_id in done or v.erased:
+            if v.version_id in done or v.erased or not within.erasable(v):
                 continue
             if not (quotes(v.body, erased_text) or quotes(v.title, erased_text)):
                 continue

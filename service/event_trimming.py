@@ -3,8 +3,8 @@
 Reads of content are trimmed in their queries; history and replay answer with ids and counts
 *about* content, so they are trimmed here, with the same rule: an element, a version or a
 proposal is nameable only when the caller may read its element (read clearance per
-repository, ``Permission.may_see``), and a count over content counts only what the caller may
-read.
+repository, ``Permission.may_see``) — a version only at the level it was written at — and a
+count over content counts only what the caller may read.
 
 - ``EventTrimmer`` turns audit events into views. An event about content the caller may not
   read is dropped — or, for an auditor (who must see that the trail has no gaps), kept with
@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from domain.audit import AuditEvent
+from domain.model import version_classification
 from domain.permissions import Action
 from domain.values import Classification
 from service.authz import Caller, Permission
@@ -77,12 +78,20 @@ class Visibility:
         return self._seen[element_id]
 
     def version(self, version_id: str | None) -> bool:
-        """Whether the version's element is readable."""
+        """Whether the version is readable: its element is, and the version itself at the level
+        it was written at (``version_classification``: an element lowered since keeps its
+        earlier versions at their level, so their ids and hashes stay unnamed)."""
         if version_id is None:
             return True
         if version_id not in self._seen:
             v = self._uow.store.get_version(version_id)
-            self._seen[version_id] = v is not None and self.element(v.element_id)
+            el = None if v is None else self._uow.store.get_element(v.element_id)
+            self._seen[version_id] = (
+                v is not None
+                and el is not None
+                and self.element(el.element_id)
+                and self.permission(el.repo_key).may_see(version_classification(el, v))
+            )
         return self._seen[version_id]
 
     def proposal(self, proposal_id: str | None) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from domain.errors import InvalidArgument, NotFound, PermissionDenied
 from domain.model import Element, ElementVersion, Provenance, version_classification
@@ -157,6 +158,34 @@ class Gate:
             raise NotFound(f"version {v.version_id} not found", version_id=v.version_id)
         return v
 
+    @staticmethod
+    def shown_parent(
+        uow: UnitOfWork, perm: Permission, el: Element, v: ElementVersion
+    ) -> str | None:
+        """``v``'s parent version id when the caller may read that version at the level it was
+        written at, else None: a version above the caller's clearance (the element was lowered
+        since) is named nowhere, not even as the parent of the one it may read."""
+        if v.parent_version_id is None:
+            return None
+        parent = uow.store.get_version(v.parent_version_id)
+        if parent is None or not perm.may_see(version_classification(el, parent)):
+            return None
+        return parent.version_id
+
+    def may_erase(
+        self, uow: UnitOfWork, caller: Caller, perm: Permission, el: Element, v: ElementVersion
+    ) -> bool:
+        """Whether the caller could erase ``v`` itself: it reads the version at the level it was
+        written at (:meth:`sees`, :meth:`readable_version`) and administers the repository at
+        that level. An erasure reaches copies, derived versions and proposals only when this
+        holds for each (issue 28 item 4), so it is never an oracle on what the caller can't read."""
+        level = version_classification(el, v)
+        return (
+            self.sees(uow, caller, perm, el)
+            and perm.may_see(level)
+            and perm.may_act_on(Action.ADMIN, level)
+        )
+
     def version(
         self, uow: UnitOfWork, caller: Caller, version_id: str
     ) -> tuple[ElementVersion, Element, Permission]:
@@ -171,6 +200,20 @@ class Gate:
             raise NotFound(f"version {version_id} not found", version_id=version_id) from None
         self.readable_version(perm, el, v)
         return v, el, perm
+
+    def may_inspect_context(self, uow: UnitOfWork, caller: Caller, row: dict[str, Any]) -> bool:
+        """Whether the caller may inspect a stored read context (``row`` as the store keeps it):
+        its reader (or the one it read for), or an auditor of every repository it touched."""
+        if caller.principal_id in (row["principal_id"], row["on_behalf_of"]):
+            return True
+        repos = (
+            {row["repo_key"]}
+            if row["repo_key"]
+            else {i["repository_id"] for i in row["response"]["items"]}
+        )
+        return bool(repos) and all(
+            self.permission(uow, caller, repo).can(Action.AUDIT) for repo in repos
+        )
 
 
 def may_read_proposal(perm: Permission, caller: Caller, proposer: Provenance) -> bool:

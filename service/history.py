@@ -5,7 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from domain.audit import GENESIS_HASH, GLOBAL_CHAIN, Checkpoint, check_extends, verify_chain
+from domain.audit import (
+    GENESIS_HASH,
+    GLOBAL_CHAIN,
+    REPOSITORY_GENESIS,
+    Checkpoint,
+    check_extends,
+    verify_chain,
+)
 from domain.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from domain.permissions import Action
 from domain.values import validate_id, validate_instant, validate_principal
@@ -86,7 +93,7 @@ class History:
             key = self._auditable_chain(uow, caller, repo)
             head = uow.store.audit_chain_head(key) or (0, GENESIS_HASH)
             events = uow.store.audit_events(key)
-        verdict = verify_chain(events, head)
+        verdict = verify_chain(events, head, genesis=_genesis(key))
         out: dict[str, Any] = {"repository_id": None if repo is None else key, "chain": key}
         if checkpoint is not None:
             if checkpoint.chain_key != key:
@@ -112,7 +119,7 @@ class History:
             key = self._auditable_chain(uow, caller, repo)
             head = uow.store.audit_chain_head(key) or (0, GENESIS_HASH)
             events = uow.store.audit_events(key)
-        verdict = verify_chain(events, head)
+        verdict = verify_chain(events, head, genesis=_genesis(key))
         if not verdict.ok:
             raise FailedPrecondition(
                 f"the audit chain of {key} does not verify ({verdict.reason}); "
@@ -161,3 +168,9 @@ class History:
             }
             for r in rows
         ]
+
+
+def _genesis(chain_key: str) -> str | None:
+    """The event a chain must start with: a repository's (it exists — the gate found it in the
+    repositories table — so its chain holds its creation); none for the global chain."""
+    return None if chain_key == GLOBAL_CHAIN else REPOSITORY_GENESIS

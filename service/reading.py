@@ -14,7 +14,7 @@ from typing import Any
 
 from domain.erasure import ERASED_QUERY, erased_note, redact_stored_context
 from domain.errors import AmeideError, FailedPrecondition, InvalidArgument, NotFound
-from domain.permissions import Action
+from domain.model import version_classification
 from domain.values import new_id, validate_id, validate_instant
 from projection import contexts
 from projection.packaging import content_chunks
@@ -137,17 +137,7 @@ class Reading:
         missing = NotFound(f"read context {context_id} not found", context_id=context_id)
         if row is None:
             raise missing
-        if caller.principal_id in (row["principal_id"], row["on_behalf_of"]):
-            return row
-        repos = (
-            {row["repo_key"]}
-            if row["repo_key"]
-            else {i["repository_id"] for i in row["response"]["items"]}
-        )
-        allowed = repos and all(
-            self.k.gate.permission(uow, caller, repo).can(Action.AUDIT) for repo in repos
-        )
-        if not allowed:
+        if not self.k.gate.may_inspect_context(uow, caller, row):
             raise missing
         return row
 
@@ -242,9 +232,10 @@ class Reading:
         missing, or recorded after ``as_of``."""
         validate_instant(as_of, "as_of")
         with self.k.uow(readonly=True) as uow:
-            v, el, _ = self.k.gate.version(uow, caller, version_id)
+            v, el, perm = self.k.gate.version(uow, caller, version_id)
             if as_of is not None and v.recorded_at > as_of:
                 raise NotFound(f"version {version_id} not found", version_id=version_id)
+            parent = self.k.gate.shown_parent(uow, perm, el, v)
             self.k.audit.log_read(uow, caller, "version.get", el.repo_key, version_id=version_id)
             uow.commit()
         chunks = (
@@ -260,7 +251,8 @@ class Reading:
                 for c in content_chunks(v.body)
             ]
         )
-        return {"element": element_view(el), "version": version_view(v), "chunks": chunks}
+        shown = {**version_view(v), "parent_version_id": parent}
+        return {"element": element_view(el), "version": shown, "chunks": chunks}
 
     def expand(
         self,
@@ -291,7 +283,7 @@ class Reading:
                         frontier.append(r["to"])
                     if r["to"] in nodes:
                         edges[r["relationship_id"]] = r
-            views = [self._node(uow, n, as_of) for n in nodes]
+            views = [self._node(uow, perm, n, as_of) for n in nodes]
             self.k.audit.log_read(
                 uow, caller, "relationship.expand", el.repo_key, element_id=element_id
             )
@@ -315,7 +307,9 @@ class Reading:
         }
 
     @staticmethod
-    def _node(uow: UnitOfWork, element_id: str, as_of: datetime | None) -> dict[str, Any]:
+    def _node(
+        uow: UnitOfWork, perm: Permission, element_id: str, as_of: datetime | None
+    ) -> dict[str, Any]:
         el = existing(uow.store.get_element(element_id))
         head = (
             uow.store.head_as_of(element_id, as_of)
@@ -324,6 +318,8 @@ class Reading:
             if el.head_version_id
             else None
         )
+        if head is not None and not perm.may_see(version_classification(el, head)):
+            head = None  # a head written above the caller's clearance (lowered since): unnamed
         retired = uow.store.retired_at_instant(element_id, as_of) if as_of else el.retired
         return {
             **element_view(el),

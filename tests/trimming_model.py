@@ -20,6 +20,12 @@ Three side paths of issue #16 are part of the corpus and of every case:
 - **erasure of derived proposals**: a canonical version, a proposal pinned to it that quotes it,
   the rebase of that proposal, then the version erased: its text never shows to anyone, through
   reads or the proposals' own elements;
+- **history of the reclassified element** (issue 28 item 9): the repository's history, the
+  element's and an ``as_of`` neighbourhood name neither the restricted first version's id nor
+  its hash to a principal not cleared for restricted there;
+- **erasure by a lower admin** (issue 28 item 4): an admin cleared for internal erases an
+  internal copy of a restricted document's text; the report counts no copy, and the restricted
+  version stays whole for whoever may read it;
 - **cross-tenant statistics**: some cases add a document holding the query words to another
   tenant that no generated principal can read, and the same read must then return the same
   items with the same scores.
@@ -81,6 +87,11 @@ class Corpus:
     """The element lowered from restricted to public by routing (its ``secret`` is the first,
     restricted version's word; the current version does not hold it)."""
     lowered_v1: str = ""
+    lowered_v1_sha: str = ""
+    guessed: Doc | None = None
+    """A restricted document of repos[2] whose text a lower admin guessed and erased a copy of."""
+    guessed_v: str = ""
+    guess_report: dict[str, Any] = field(default_factory=dict)
     erased_secret: str = "erasedzq"
     derived_elements: list[str] = field(default_factory=list)
     """Proposal body elements derived from the erased version."""
@@ -170,6 +181,7 @@ def build_corpus(app: App) -> Corpus:
             )
     _lowered_by_routing(c)
     _erased_with_derived_proposals(c)
+    _erased_by_a_lower_admin(c)
     for repo in c.repos[:2]:
         baseline = svc.create_baseline(PUBLISHER, repo)["baseline_id"]
         svc.promote(PUBLISHER, baseline, repo, "first")
@@ -205,7 +217,8 @@ def _lowered_by_routing(c: Corpus) -> None:
     from ingest.plan import element_id_for
 
     element_id = element_id_for(c.repos[1], str(src.resolve()), "plan.md")
-    c.lowered_v1 = svc.get_element(ADMIN, element_id)["version"]["version_id"]
+    v1 = svc.get_element(ADMIN, element_id)["version"]
+    c.lowered_v1, c.lowered_v1_sha = v1["version_id"], v1["content_sha256"]
     time.sleep(0.002)
     c.t_restricted = c.app.clock.now()
     time.sleep(0.002)
@@ -241,6 +254,23 @@ def _erased_with_derived_proposals(c: Corpus) -> None:
         for p in (first["proposal_id"], rebased["proposal_id"])
     ]
     c.docs.append(Doc(c.repos[0], el, "internal", "rewrittenq-none"))
+
+
+def _erased_by_a_lower_admin(c: Corpus) -> None:
+    """A restricted document in repos[2]; an admin there cleared only for internal creates an
+    internal element with the same text and erases it (a right guess, issue 28 item 4)."""
+    svc = c.app.service
+    body = _body("Guess", "guessedq", 97)
+    out = svc.create_element(
+        CURATOR, c.repos[2], title="Guessed", body=body, classification="restricted"
+    )
+    c.guessed = Doc(c.repos[2], out["element"]["element_id"], "restricted", "guessedq")
+    c.guessed_v = out["version"]["version_id"]
+    c.docs.append(c.guessed)
+    low = Caller("user:trim-low-admin", purpose="setup")
+    svc.grant(ADMIN, low.principal_id, "admin", c.repos[2], "internal")
+    copy = svc.create_element(low, c.repos[2], title="Guess", body=body, classification="internal")
+    c.guess_report = svc.erase_version(low, copy["version"]["version_id"], "probe")["erasure"]
 
 
 def random_case(rng: random.Random, n_docs: int) -> Case:
@@ -283,7 +313,7 @@ def run_case(c: Corpus, case: Case) -> list[str]:
     else:
         if shown not in readable:
             problems.append(f"get_element returned unreadable {shown}")
-    problems += _side_paths(c, caller, never)
+    problems += _side_paths(c, caller, never, case.grants)
 
     req = request(
         c.repos[0],
@@ -340,18 +370,28 @@ def _ranked(out: dict[str, Any]) -> list[tuple[str, str, float]]:
     return [(i["element_id"], i["version_id"], i["score"]) for i in out["items"]]
 
 
-def _side_paths(c: Corpus, caller: Caller, never: set[str]) -> list[str]:
+def _side_paths(c: Corpus, caller: Caller, never: set[str], grants: Grants) -> list[str]:
     """Reads of the reclassified version, of the element at the instant it was restricted, and
     of the erased version's derived proposals: none may show what ``never`` holds."""
     svc = c.app.service
     problems: list[str] = []
     reads = []
+    never = set(never)
     if c.lowered is not None:
-        el = c.lowered.element_id
+        el, repo = c.lowered.element_id, c.lowered.repo
+        if c.lowered.secret in never:  # not cleared for restricted there: nor its id and hash
+            never |= {c.lowered_v1, c.lowered_v1_sha}
         reads.append(lambda: svc.get_element(caller, el, version_id=c.lowered_v1))
         reads.append(lambda: svc.get_element(caller, el, as_of=c.t_restricted))
         reads.append(lambda: svc.get_version(caller, c.lowered_v1))
         reads.append(lambda: svc.element_history(caller, el))
+        reads.append(lambda: svc.get_element(caller, el))
+        reads.append(lambda: svc.expand(caller, el, as_of=c.t_restricted))
+        if c.read_clearance(grants).get(repo, -1) >= 0:  # else PERMISSION_DENIED, rightly
+            reads.append(lambda: svc.history(caller, repo))
+            reads.append(lambda: svc.history(caller, repo, element_id=el))
+    if c.guessed is not None:
+        problems += _guess_untouched(c, caller, grants)
     for derived in c.derived_elements:
         reads.append(lambda derived=derived: svc.get_element(caller, derived))
         reads.append(lambda derived=derived: svc.element_history(caller, derived))
@@ -365,6 +405,21 @@ def _side_paths(c: Corpus, caller: Caller, never: set[str]) -> list[str]:
         problems += [
             f"hidden text {word} shown by a side-path read" for word in never if word in text
         ]
+    return problems
+
+
+def _guess_untouched(c: Corpus, caller: Caller, grants: Grants) -> list[str]:
+    """The lower admin's erasure counted no copy, and the restricted version it guessed is
+    whole for a caller cleared for it."""
+    svc = c.app.service
+    problems = []
+    if any(c.guess_report[k] for k in ("copies_erased", "derived_erased")):
+        problems.append(f"a lower admin's erasure reached above its clearance: {c.guess_report}")
+    assert c.guessed is not None
+    if c.read_clearance(grants).get(c.guessed.repo, -1) >= LEVELS.index("restricted"):
+        shown = svc.get_version(caller, c.guessed_v)["version"]
+        if shown["erased"] or c.guessed.secret not in shown["body"]:
+            problems.append("a lower admin's erasure of a copy erased the restricted version")
     return problems
 
 

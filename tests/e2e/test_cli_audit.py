@@ -168,3 +168,26 @@ def test_an_edited_or_unsigned_checkpoint_is_refused(repo, tmp_path):
         "audit", "verify", "--repo", repo.key, "--checkpoint", str(saved), as_=repo.auditor
     )
     assert "this home has no audit-checkpoint.key" in keyless.stderr
+
+
+def test_audit_verify_fails_when_a_repositorys_whole_chain_was_deleted(repo, tmp_path):
+    """Issue 28 item 13: deleting every event of a repository's chain and its head row used to
+    verify as "intact: 0 events"; with or without --checkpoint it is broken now."""
+    cli = repo.cli
+    repo.canonical()
+    saved = tmp_path / "checkpoint.json"
+    saved.write_text(
+        cli("audit", "checkpoint", "--repo", repo.key, "--json", as_=repo.auditor).stdout
+    )
+    with sqlite3.connect(cli.db) as conn:
+        conn.execute("DELETE FROM audit_events WHERE chain_key = ?", (repo.key,))
+        conn.execute("DELETE FROM audit_chain_heads WHERE chain_key = ?", (repo.key,))
+    for extra in ((), ("--checkpoint", str(saved))):
+        result = cli("audit", "verify", "--repo", repo.key, *extra, as_=repo.auditor)
+        assert result.exit_code == 9, result.stdout
+        assert "intact" not in result.stdout
+        assert re.fullmatch(
+            rf"error: AUDIT_CHAIN_BROKEN: audit chain of {repo.key} is broken: "
+            r"[^\n]*repository\.created[^\n]*\n",
+            result.stderr,
+        ), result.stderr

@@ -246,3 +246,47 @@ def test_accept_is_refused_when_the_proposal_was_revised_after_the_page_showed_i
     )
     assert done.status_code == 200
     assert status_of(world, rebased) == "ACCEPTED"
+
+
+def test_the_csv_export_neutralises_formulas_in_every_cell(
+    client: TestClient, setup: tuple[World, Stale, dict[str, str]]
+) -> None:
+    """Issue 28 item 12 (OWASP CSV injection): a purpose sent as ``X-Ameide-Purpose: =cmd|…``
+    (or starting with ``+ - @``, a tab or a carriage return) lands in the export as text, a
+    single quote before it, never as a formula a spreadsheet would run."""
+    world, _, tokens = setup
+    formulas = [
+        "=cmd|' /C calc'!A0",
+        "+1+cmd|' /C calc'!A0",
+        "-2+3",
+        "@SUM(1+1)*cmd|' /C calc'!A0",
+        "\t=1+1",
+        "\r=1+1",
+    ]
+    for i, purpose in enumerate(formulas[:4]):  # over REST, as an attacker would send them
+        created = client.post(
+            f"/v1/repositories/{world.repo}/elements",
+            json={"title": f"F{i}", "body": f"# F{i}\n\nbody\n"},
+            headers={
+                "Authorization": f"Bearer {tokens[world.curator.principal_id]}",
+                "X-Ameide-Purpose": purpose,
+            },
+        )
+        assert created.status_code < 300, created.text
+    for i, purpose in enumerate(formulas[4:]):  # control characters no header may carry
+        curator = world.curator.__class__(world.curator.principal_id, purpose=purpose)
+        world.svc.create_element(curator, world.repo, title=f"G{i}", body=f"# G{i}\n\nb\n")
+    sign_in(client, tokens[world.auditor.principal_id])
+    path = f"/ui/repos/{world.repo}/audit/export"
+    as_csv = client.get(path, params={"format": "csv", "event_type": "element.created"})
+    rows = list(csv.DictReader(io.StringIO(as_csv.text, newline="")))
+    purposes = [r["purpose"] for r in rows[-len(formulas) :]]
+    assert purposes == ["'" + p for p in formulas]
+    for r in rows:
+        for cell in r.values():
+            assert not cell or cell[0] not in "=+-@\t\r", cell
+    # the JSON export keeps the values as they are (no spreadsheet reads it)
+    as_json = json.loads(client.get(path, params={"format": "json"}).text)
+    assert [e["purpose"] for e in as_json if e["event_type"] == "element.created"][
+        -len(formulas) :
+    ] == formulas

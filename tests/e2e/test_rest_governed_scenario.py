@@ -161,3 +161,18 @@ def test_versions_history_and_neighbourhood_are_readable_over_rest(rest: Rest) -
     assert [r["target_element_id"] for r in links] == [note]
     listed = rest.ok("GET", f"{base}/baselines", w.reader)
     assert listed == []
+
+
+def test_rest_audit_verify_reports_a_deleted_chain_as_broken(rest: Rest) -> None:
+    """Issue 28 item 13 over REST: a repository whose chain and head row were deleted does not
+    verify as intact with 0 events."""
+    from storage import schema as t
+
+    w = rest.world
+    w.canonical()
+    with w.app.engine.begin() as conn:
+        conn.execute(t.audit_events.delete().where(t.audit_events.c.chain_key == w.repo))
+        conn.execute(t.audit_chain_heads.delete().where(t.audit_chain_heads.c.chain_key == w.repo))
+    verdict = rest.ok("GET", f"{rest.repo_path}/audit/verify", w.auditor)
+    assert (verdict["ok"], verdict["events_checked"]) == (False, 0)
+    assert "repository.created" in verdict["reason"]

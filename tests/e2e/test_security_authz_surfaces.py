@@ -137,3 +137,48 @@ def test_erased_text_is_gone_from_a_rebased_proposal_on_every_surface(
             shown = driver.show_proposal(world.curator, proposal_id)
             assert "Mallory" not in str(shown)
             assert "7946 0958" not in str(shown)  # the number, not a random id
+
+
+def test_rest_history_names_no_version_written_above_the_callers_clearance(
+    world: World, tmp_path: Path
+) -> None:
+    """Issue 28 item 9 over REST: after routing lowers an element from restricted, the
+    restricted v1's id and hash appear in no history an internal reader or auditor gets —
+    the repository's, the element's, or an ``as_of`` read at an instant v1 was the head."""
+    import json
+
+    from ingest.plan import element_id_for
+    from tests.e2e.rest_harness import rest_client
+    from tests.integration.ingest.conftest import GitRepo
+
+    svc = world.svc
+    ingestor = Caller(f"service:ing-{secrets.token_hex(4)}", purpose="mirror")
+    svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo, "restricted")
+    git = GitRepo(tmp_path / "backlog")
+    git.write("plan.md", "# Plan\n\nsecret acquisition plan\n")
+    git.commit("plan")
+    rules = {
+        level: f"defaults: {{classification: {level}}}\n" for level in ("restricted", "public")
+    }
+    svc.ingest_backlog(ingestor, str(git.root), world.repo, routing=rules["restricted"])
+    el = element_id_for(world.repo, str(git.root.resolve()), "plan.md")
+    v1 = svc.get_element(world.admin, el)["version"]
+    then = world.app.clock.now().isoformat().replace("+00:00", "Z")
+    git.write("plan.md", "# Plan\n\nthe plan, public now\n")
+    git.commit("public plan")
+    svc.ingest_backlog(ingestor, str(git.root), world.repo, routing=rules["public"], full_scan=True)
+    with rest_client(world) as rest:
+        for who in (world.reader, world.auditor):
+            answers = [
+                rest.ok("GET", f"{rest.repo_path}/history", who),
+                rest.ok("GET", f"{rest.repo_path}/history", who, params={"element_id": el}),
+                rest.ok("GET", f"/v1/elements/{el}/history", who),
+                rest.fail("GET", f"/v1/elements/{el}", who, 404, params={"as_of": then}),
+            ]
+            text = json.dumps(answers)
+            assert el in text
+            assert v1["version_id"] not in text
+            assert v1["content_sha256"] not in text
+        admin = json.dumps(rest.ok("GET", f"{rest.repo_path}/history", world.admin))
+        assert v1["version_id"] in admin
+        assert v1["content_sha256"] in admin

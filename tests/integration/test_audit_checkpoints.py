@@ -145,3 +145,43 @@ def test_no_checkpoint_of_a_broken_chain_and_none_of_another_chain(any_world: Wo
 def test_only_auditors_and_admins_take_checkpoints(any_world: World) -> None:
     with pytest.raises(PermissionDenied):
         any_world.svc.audit_checkpoint(any_world.curator, any_world.repo)
+
+
+def _delete_chain_and_head(w: World) -> None:
+    """What an attacker with database access does to leave no trace: every event of the
+    repository's chain and its head row go."""
+    with w.app.engine.begin() as conn:
+        conn.execute(t.audit_events.delete().where(t.audit_events.c.chain_key == w.repo))
+        conn.execute(t.audit_chain_heads.delete().where(t.audit_chain_heads.c.chain_key == w.repo))
+
+
+def test_deleting_a_repositorys_whole_chain_and_head_row_is_detected(any_world: World) -> None:
+    """Issue 28 item 13: a repository exists, so its chain holds at least its
+    ``repository.created`` event; an empty chain is not "intact: 0 events"."""
+    w = any_world
+    _pages(w, 2)
+    kept = _checkpoint(w)
+    _delete_chain_and_head(w)
+    for verdict in (
+        w.svc.verify_audit(w.auditor, w.repo),
+        w.svc.verify_audit(w.admin, w.repo, kept),
+    ):
+        assert verdict["ok"] is False
+        assert verdict["events_checked"] == 0
+        assert "repository.created" in verdict["reason"]
+    with pytest.raises(FailedPrecondition):
+        w.svc.audit_checkpoint(w.auditor, w.repo)
+
+
+def test_a_chain_restarted_after_its_deletion_is_detected(any_world: World) -> None:
+    """The next write after the deletion starts a new chain (and head row) at position 1: its
+    links are all right, but it does not begin with the repository's creation."""
+    w = any_world
+    _pages(w, 2)
+    _delete_chain_and_head(w)
+    _pages(w, 1)
+    verdict = w.svc.verify_audit(w.auditor, w.repo)
+    assert verdict["ok"] is False
+    first = w.svc.history(w.auditor, w.repo)[0]
+    assert verdict["first_broken_event_id"] == first["event_id"]
+    assert "repository.created" in verdict["reason"]

@@ -9,6 +9,7 @@ classification above the ingestor's clearance.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +126,68 @@ def test_only_a_caller_cleared_for_both_levels_may_lower(setup, tmp_path: Path) 
     assert w.svc.get_element(w.admin, el)["element"]["classification"] == "restricted"
     with pytest.raises(NotFound):
         w.svc.get_element(public, el)
+
+
+def test_history_names_no_restricted_version_to_a_lower_clearance_reader(
+    setup, tmp_path: Path
+) -> None:
+    """Issue 28 item 9: after a lowering, the restricted v1's id, hash and level stay out of
+    the repository history (and the element's) of a public reader, and an auditor cleared
+    below it sees its events redacted."""
+    w, git, ingestor, public = setup
+    run(w, git, ingestor, routing(tmp_path, "restricted"))
+    el = element_id_for(w.repo, str(git.root.resolve()), "plan.md")
+    v1 = w.svc.get_element(w.admin, el)["version"]
+    git.write("plan.md", SECRET_PLAN.replace("March", "April"))  # v2 has a hash of its own
+    git.commit("plan moves")
+    run(w, git, ingestor, routing(tmp_path, "public"), full_scan=True)
+    assert w.svc.get_element(public, el)["version"]["content_sha256"] != v1["content_sha256"]
+    auditor = Caller(f"user:public-auditor-{w.repo.split('/')[0]}")
+    w.svc.grant(w.admin, auditor.principal_id, "auditor", w.repo, clearance="public")
+    for who in (public, auditor, w.reader, w.auditor):  # public and internal clearances
+        for events in (w.svc.history(who, w.repo), w.svc.history(who, w.repo, element_id=el)):
+            text = json.dumps(events)
+            assert v1["version_id"] not in text
+            assert v1["content_sha256"] not in text
+            assert all(e["payload"].get("classification") != "restricted" for e in events)
+            assert any(e["element_id"] == el for e in events)  # the public version's events
+        head = w.svc.get_element(who, el)["version"]
+        for read in (
+            w.svc.element_history(who, el),  # v2 names no parent it may not read
+            head,
+            w.svc.get_version(who, head["version_id"]),
+        ):
+            assert v1["version_id"] not in json.dumps(read)
+    redacted = [e for e in w.svc.history(auditor, w.repo) if e["payload"] == {"redacted": True}]
+    assert redacted, "an auditor sees that the trail has no gap"
+    shown = json.dumps(w.svc.history(w.admin, w.repo, element_id=el))
+    assert v1["version_id"] in shown
+    assert v1["content_sha256"] in shown
+
+
+def test_as_of_reads_name_no_restricted_version_to_a_lower_clearance_reader(
+    setup, tmp_path: Path
+) -> None:
+    """At an instant when the lowered element's head was its restricted v1, a public reader's
+    ``as_of`` reads (the element, a neighbourhood through it) answer as if there were no
+    version then: neither v1's id nor its title."""
+    w, git, ingestor, public = setup
+    run(w, git, ingestor, routing(tmp_path, "restricted"))
+    el = element_id_for(w.repo, str(git.root.resolve()), "plan.md")
+    v1 = w.svc.get_element(w.admin, el)["version"]
+    w.svc.grant(w.admin, w.curator.principal_id, "curator", w.repo, clearance="restricted")
+    hub, _ = w.canonical(title="Hub", body="# Hub\n\nlinks\n", classification="public")
+    w.svc.add_relationship(w.curator, hub, el, kind="REFERENCE", type_key="ameide:cites")
+    then = w.app.clock.now()
+    git.write("plan.md", SECRET_PLAN.replace("March", "April"))
+    git.commit("plan moves")
+    run(w, git, ingestor, routing(tmp_path, "public"), full_scan=True)
+    with pytest.raises(NotFound) as caught:
+        w.svc.get_element(public, el, as_of=then)
+    assert v1["version_id"] not in json.dumps(caught.value.to_dict())
+    hood = json.dumps(w.svc.expand(public, hub, as_of=then))
+    assert v1["version_id"] not in hood
+    assert "Plan" not in hood.replace(hub, "")  # the restricted v1's title
+    # an admin reads both
+    assert w.svc.get_element(w.admin, el, as_of=then)["version"]["version_id"] == v1["version_id"]
+    assert v1["version_id"] in json.dumps(w.svc.expand(w.admin, hub, as_of=then))

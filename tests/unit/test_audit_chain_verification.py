@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.audit import GENESIS_HASH, AuditEvent, verify_chain
+from domain.audit import GENESIS_HASH, REPOSITORY_GENESIS, AuditEvent, verify_chain
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -115,3 +115,17 @@ def test_reordering_events_is_detected():
     verdict = verify_chain(events)
     assert not verdict.ok
     assert verdict.first_broken_event_id == events[0].event_id
+
+
+def test_a_repositorys_chain_must_start_with_its_creation():
+    """Issue 28 item 13: a repository's chain is never empty, and starts with its creation."""
+    empty = verify_chain([], (0, GENESIS_HASH), genesis=REPOSITORY_GENESIS)
+    assert not empty.ok
+    assert empty.events_checked == 0
+    assert "repository.created" in (empty.reason or "")
+    restarted = chain(3)  # starts with proposal.opened: an earlier part was deleted
+    verdict = verify_chain(restarted, (3, restarted[-1].hash), genesis=REPOSITORY_GENESIS)
+    assert (verdict.ok, verdict.first_broken_event_id) == (False, restarted[0].event_id)
+    created = [dataclasses.replace(restarted[0], event_type=REPOSITORY_GENESIS)]
+    created = [dataclasses.replace(created[0], hash=created[0].compute_hash(1, GENESIS_HASH))]
+    assert verify_chain(created, (1, created[0].hash), genesis=REPOSITORY_GENESIS).ok
