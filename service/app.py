@@ -7,11 +7,13 @@ REST, gRPC) call only these operations.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Concatenate, Generic, ParamSpec, TypeVar
 
 from service.admin import Admin
+from service.authz import Caller
 from service.curation import Curation
 from service.discovery import Discovery
 from service.elements import Elements
@@ -59,7 +61,8 @@ class Op(Generic[G, P, R]):
     def __get__(self, service: MemoryService | None, owner: type) -> Callable[P, R]:
         if service is None:
             return self  # type: ignore[return-value]  # the class attribute, for introspection
-        return self.method.__get__(getattr(service._parts, self.group))  # type: ignore[no-any-return]
+        bound: Callable[P, R] = self.method.__get__(getattr(service._parts, self.group))
+        return service._delegated(bound)
 
 
 class MemoryService:
@@ -67,6 +70,25 @@ class MemoryService:
 
     def __init__(self, parts: UseCases) -> None:
         self._parts = parts
+
+    def _delegated(self, operation: Callable[P, R]) -> Callable[P, R]:
+        """``operation``, refusing a caller that names another principal without holding a
+        delegation grant for it — before the operation looks anything up, so the refusal is
+        the same whether what it asks for exists or not (``Gate.delegations``)."""
+
+        @functools.wraps(operation)
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            caller = args[0] if args else kwargs.get("caller")
+            if isinstance(caller, Caller) and caller.on_behalf_of not in (
+                None,
+                caller.principal_id,
+            ):
+                k = self._parts.admin.k
+                with k.uow(readonly=True) as uow:
+                    k.gate.delegations(uow, caller)
+            return operation(*args, **kwargs)
+
+        return call
 
     # elements and relationships
     create_element = Op("elements", Elements.create_element)

@@ -150,3 +150,27 @@ def test_revoking_obeys_the_clearance_rule_of_granting(world: World) -> None:
     svc.grant(world.admin, target, "agent", world.repo, "internal")
     svc.revoke(internal_admin, target, "agent", world.repo)  # one it could have made
     svc.revoke(world.admin, target, "reader", world.repo)
+
+
+def test_without_a_delegation_existing_and_missing_objects_get_the_same_refusal(
+    world: World,
+) -> None:
+    svc = world.svc
+    el, v1 = world.canonical()
+    p = svc.propose(world.agent, world.repo, body="x\n", summary="s", element_id=el,
+                    target_version_id=v1)["proposal_id"]  # fmt: skip
+    posing = replace(_agent(world, "a2"), on_behalf_of=world.agent.principal_id)
+    pairs = [
+        (svc.get_element, el, "el_" + "0" * 24),
+        (svc.get_version, v1, "ver_" + "0" * 24),
+        (svc.proposal_show, p, "prop_" + "0" * 24),
+        (svc.withdraw, p, "prop_" + "0" * 24),
+    ]
+    for call, real, missing in pairs:
+        answers = []
+        for target in (real, missing):
+            with pytest.raises(PermissionDenied) as err:
+                call(posing, target)
+            answers.append(err.value.message)
+        assert answers[0] == answers[1], call
+    assert svc.proposal_show(world.curator, p)["status"] == "OPEN"
