@@ -183,7 +183,8 @@ def main(
             "--on-behalf-of",
             envvar="AMEIDE_ON_BEHALF_OF",
             metavar="PRINCIPAL",
-            help="Act on behalf of this principal: permissions are the intersection of both.",
+            help="Act on behalf of this principal (needs a delegation grant: `ameide grant YOU "
+            "delegate --for PRINCIPAL`); permissions are the intersection of both.",
             show_default=False,
         ),
     ] = None,
