@@ -17,6 +17,7 @@ from rich.console import Console, OverflowMethod
 from rich.table import Table
 from rich.text import Text
 
+from domain.values import lone_surrogate_at, replace_lone_surrogates
 from edge.errors import error_body, one_line
 
 NONE = "-"
@@ -38,8 +39,12 @@ def _console() -> Console:
 
 
 def print_json(document: Any) -> None:
-    """Exactly one JSON document on stdout."""
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+    """Exactly one JSON document on stdout (a lone surrogate, which no input may hold any more,
+    would be printed as U+FFFD rather than end the command with a traceback)."""
+    text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
+    if lone_surrogate_at(text, "") is not None:
+        text = replace_lone_surrogates(text)
+    sys.stdout.write(text + "\n")
 
 
 def error(

@@ -7,7 +7,13 @@ from collections.abc import Iterable
 from domain.errors import InvalidArgument, NotFound, PermissionDenied
 from domain.model import Element, ElementVersion, version_classification
 from domain.permissions import Action
-from domain.values import MAX_PURPOSE_CHARS, SourceKind, validate_id, validate_principal
+from domain.values import (
+    MAX_PURPOSE_CHARS,
+    SourceKind,
+    require_unicode,
+    validate_id,
+    validate_principal,
+)
 from service.authz import Authorizer, Caller, Grant, Permission
 from service.core import UnitOfWork
 
@@ -30,6 +36,8 @@ class Gate:
             raise InvalidArgument(
                 f"purpose is longer than {MAX_PURPOSE_CHARS} characters", field="purpose"
             )
+        if caller.purpose is not None:
+            require_unicode(caller.purpose, "purpose")  # recorded with every read and write
         return caller
 
     # -- the gate ------------------------------------------------------------------------
