@@ -33,7 +33,8 @@ from cli import (
 from cli.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, USAGE_ERROR_CODE, exit_code_for
 from cli.options import JsonFlag
 from cli.session import CliState, session
-from domain.errors import AmeideError
+from domain.errors import AmeideError, InvalidArgument
+from domain.values import lone_surrogate_at
 from edge.version import package_version
 
 try:  # recent Typer releases vendor Click privately; older ones use Click itself
@@ -72,6 +73,7 @@ class AmeideGroup(TyperGroup):
         state = CliState()
         extra["obj"] = state
         try:
+            _require_text_arguments(self, argv)
             rv = super().main(
                 argv,
                 prog_name,
@@ -110,6 +112,37 @@ class AmeideGroup(TyperGroup):
             os.dup2(devnull, sys.stdout.fileno())  # the exit flush must not fail again
             os.close(devnull)
             return EXIT_OK
+
+
+def _require_text_arguments(root: Any, argv: list[str]) -> None:
+    """Every word of the command line must be UTF-8 text: the shell hands an invalid byte
+    (``$'p\\xff'``) to Python as a lone surrogate, which could be neither stored nor printed.
+    Refused here, for every argument at once, as ``INVALID_ARGUMENT`` naming the option."""
+    for index, word in enumerate(argv):
+        if word.isascii() or lone_surrogate_at(word, "argument") is None:
+            continue
+        shown = word.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        name, given = "", shown
+        if word.startswith("--") and "=" in word:
+            name, given = word.split("=", 1)[0], shown.split("=", 1)[1]
+        elif index and argv[index - 1].startswith("-") and argv[index - 1] not in _flags(root):
+            name = argv[index - 1]
+        raise InvalidArgument(
+            f"{name or 'an argument'} is not valid UTF-8 text: {given}", field=name or "argument"
+        )
+
+
+def _flags(command: Any) -> set[str]:
+    """The names of every option, anywhere in the command tree, that takes no value."""
+    names = {
+        opt
+        for param in command.params
+        if getattr(param, "is_flag", False) or getattr(param, "count", False)
+        for opt in (*param.opts, *param.secondary_opts)
+    }
+    for sub in getattr(command, "commands", {}).values():
+        names |= _flags(sub)
+    return names
 
 
 def _wants_json(state: CliState, argv: list[str]) -> bool:

@@ -1,12 +1,16 @@
 """Printing: one JSON document for scripts, concise rich text for people, one-line errors.
 
 Markup is off everywhere: titles and bodies are user content and may contain ``[brackets]``.
+Control characters are escaped everywhere people read (:func:`printable`): a title such as
+``\x1b]0;owned\x07`` must not retitle the terminal, recolour it or rewrite what it shows. JSON
+output stays exact (JSON escapes them itself).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -17,9 +21,33 @@ from rich.console import Console, OverflowMethod
 from rich.table import Table
 from rich.text import Text
 
+from domain.values import lone_surrogate_at, replace_lone_surrogates
 from edge.errors import error_body, one_line
 
 NONE = "-"
+
+_CONTROL = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+"""C0 but tab and newline, DEL, C1 (ESC, CSI, OSC…), bidirectional overrides and isolates,
+and lone surrogates (which cannot even be encoded)."""
+_IN_TEXT = re.compile(f"[{_CONTROL}]")
+_IN_LINE = re.compile(f"[{_CONTROL}\t\n\u2028\u2029]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def printable(text: str, *, multiline: bool = False) -> str:
+    """``text`` safe to show on a terminal: every control character spelled as an escape
+    (``\x1b``, ``\x07``, ``\u202e``), so stored text can neither drive the terminal nor fake
+    output. ``multiline`` keeps newlines and tabs (bodies, diffs); a line or a cell keeps none.
+    Every human output goes through here; ``--json`` output does not."""
+    return (_IN_TEXT if multiline else _IN_LINE).sub(_escaped, text)
 
 
 class _Console(Console):
@@ -38,15 +66,19 @@ def _console() -> Console:
 
 
 def print_json(document: Any) -> None:
-    """Exactly one JSON document on stdout."""
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+    """Exactly one JSON document on stdout (a lone surrogate, which no input may hold any more,
+    would be printed as U+FFFD rather than end the command with a traceback)."""
+    text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
+    if lone_surrogate_at(text, "") is not None:
+        text = replace_lone_surrogates(text)
+    sys.stdout.write(text + "\n")
 
 
 def error(
     code: str, message: str, details: Mapping[str, Any] | None = None, *, as_json: bool
 ) -> None:
     """Report a failure: one line on stderr and, for scripts, ``{"error": …}`` on stdout."""
-    sys.stderr.write(f"error: {code}: {one_line(message)}\n")
+    sys.stderr.write(f"error: {code}: {printable(one_line(message))}\n")
     sys.stderr.flush()
     if as_json:
         print_json(error_body(code, message, details))
@@ -59,13 +91,14 @@ def show(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, Mapping | list):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return str(value)
+        return printable(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+    return printable(str(value))
 
 
 def line(*parts: Any, style: str | None = None) -> None:
     """Print one line made of ``parts`` joined by spaces."""
-    _console().print(Text(" ".join(str(p) for p in parts if p is not None), style=style or ""))
+    text = printable(" ".join(str(p) for p in parts if p is not None))
+    _console().print(Text(text, style=style or ""))
 
 
 def heading(text: str) -> None:
@@ -82,12 +115,12 @@ def fields(rows: Iterable[tuple[str, Any]], indent: int = 2) -> None:
 
 
 def block(text: str | None, title: str | None = None) -> None:
-    """A body or diff, verbatim, under an optional rule."""
+    """A body or diff, verbatim but for control characters, under an optional rule."""
     console = _console()
     if title:
-        console.print(Text(f"--- {title}", style="dim"))
+        console.print(Text(printable(f"--- {title}"), style="dim"))
     if text:
-        console.print(Text(text.rstrip("\n")), soft_wrap=True)
+        console.print(Text(printable(text.rstrip("\n"), multiline=True)), soft_wrap=True)
 
 
 FLEXIBLE = frozenset({"summary", "title", "subject", "reason", "purpose", "name"})

@@ -20,6 +20,7 @@ from domain.values import (
     content_sha256,
     higher_classification,
     new_id,
+    require_unicode_tree,
 )
 
 ERASED_BODY = "[erased]"
@@ -186,9 +187,16 @@ class Element:
         at: datetime,
         provenance: Provenance,
     ) -> ElementVersion:
-        """The version that would follow the current head (history stays linear)."""
+        """The version that would follow the current head (history stays linear).
+
+        Every path that writes a version comes here, so this is the last guard that its text
+        can be stored and served: a lone surrogate in the title, body or metadata (keys and
+        values, however nested) is ``INVALID_ARGUMENT``, naming where it is."""
         if self.retired:
             raise FailedPrecondition(f"element {self.element_id} is retired")
+        require_unicode_tree(title, "title")
+        require_unicode_tree(body, "body")
+        require_unicode_tree(metadata, "metadata")
         return ElementVersion(
             version_id=new_id("ver"),
             element_id=self.element_id,

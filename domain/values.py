@@ -220,6 +220,63 @@ def require_unicode(value: str, field: str) -> str:
     return value
 
 
+def lone_surrogate_at(value: Any, field: str) -> str | None:
+    """The path (``metadata.tags[0]``, ``metadata.<key>``) of the first text in a JSON-like
+    ``value`` — a string, or any key or string inside its dicts and lists — that holds a lone
+    surrogate, or ``None`` when all of it is valid Unicode text."""
+    if isinstance(value, str):
+        return None if _is_unicode(value) else field
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and not _is_unicode(key):
+                return f"{field} key {key!r}"
+            found = lone_surrogate_at(item, f"{field}.{key}")
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = lone_surrogate_at(item, f"{field}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
+def require_unicode_tree(value: Any, field: str) -> Any:
+    """``value`` if every text in it is valid Unicode (see :func:`lone_surrogate_at`), else
+    ``INVALID_ARGUMENT`` naming the place: nothing that cannot be encoded may be stored."""
+    where = lone_surrogate_at(value, field)
+    if where is not None:
+        raise InvalidArgument(
+            f"{where} is not valid Unicode text (it holds a lone surrogate)", field=where
+        )
+    return value
+
+
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def replace_lone_surrogates(value: Any) -> Any:
+    """``value`` (a string, or JSON-like dicts and lists) with every lone surrogate replaced by
+    U+FFFD: how text that should never have been stored is still served, printed or encoded."""
+    if isinstance(value, str):
+        return value if _is_unicode(value) else _LONE.sub("\ufffd", value)
+    if isinstance(value, Mapping):
+        return {replace_lone_surrogates(k): replace_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [replace_lone_surrogates(item) for item in value]
+    return value
+
+
+def _is_unicode(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def validate_body(body: str, field: str = "body") -> str:
     """Non-empty, valid text, at most ``MAX_BODY_BYTES``; returns it with LF line endings."""
     if not isinstance(body, str):
@@ -250,7 +307,8 @@ def validate_text(value: str | None, field: str, limit: int, *, required: bool =
 
 
 def validate_metadata(value: object, field: str = "metadata") -> dict[str, Any]:
-    """A JSON object (string keys, JSON values only); ``None`` is the empty object."""
+    """A JSON object (string keys, JSON values only, every key and text valid Unicode: a lone
+    surrogate is refused, naming its place); ``None`` is the empty object."""
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
@@ -259,7 +317,7 @@ def validate_metadata(value: object, field: str = "metadata") -> dict[str, Any]:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidArgument(f"{field} must hold JSON values only: {exc}", field=field) from None
-    return dict(value)
+    return dict(require_unicode_tree(value, field))
 
 
 def validate_instant(value: datetime | None, field: str) -> datetime | None:

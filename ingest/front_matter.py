@@ -22,6 +22,8 @@ from pydantic import (
     field_validator,
 )
 
+from domain.values import lone_surrogate_at
+
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
 _MAX_CHARS = 64 * 1024  # front matter is metadata; a huge block is an attack or a mistake
@@ -127,6 +129,9 @@ def parse_front_matter(raw: str | None) -> FrontMatter:
     if not isinstance(loaded, dict):
         raise FrontMatterError(f"front matter must be a mapping, not {type(loaded).__name__}")
     data = _to_json(loaded, _Budget(), 0)
+    where = lone_surrogate_at(data, "front_matter")
+    if where is not None:  # a YAML "\ud800" escape: it could be neither stored nor served
+        raise FrontMatterError(f"{where} is not valid Unicode text (it holds a lone surrogate)")
     try:
         front = FrontMatter.model_validate(data)
     except ValidationError as exc:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+from domain.values import lone_surrogate_at, replace_lone_surrogates
 from ingest import lifecycle, pii
 from ingest.document import PreparedDocument, Skip, SkipCode, prepare_document
 from ingest.front_matter import JsonValue
@@ -369,7 +370,15 @@ def _refs(value: object) -> list[object]:
 
 def masked_path(path: str, mask: str) -> str:
     """``path`` with every character of personal data in it masked (the PII barrier covers
-    paths too: a skipped file's path is reported, and a path can hold an e-mail or a card)."""
+    paths too: a skipped file's path is reported, and a path can hold an e-mail or a card).
+
+    A path that is not UTF-8 (git names are bytes) is reported with its bytes escaped,
+    ``caf\\xe9.md``: the report is stored and printed, and a lone surrogate could be neither."""
+    if lone_surrogate_at(path, "path") is not None:
+        try:
+            path = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # not from undecodable bytes: there are none to show
+            path = replace_lone_surrogates(path)
     found = pii.scan(path)
     return pii.redact(path, found.spans, mask) if found.detected else path
 

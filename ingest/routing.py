@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from domain.values import lone_surrogate_at
 from ingest.routing_conditions import MISSING, RoutableFile, evaluate, lookup
 from ingest.routing_model import (
     CONDITION_TAGS,
@@ -221,6 +222,10 @@ def load_config(text: str, source: str = "routing.yaml") -> RoutingConfig:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise RoutingConfigError(source, [f"not valid YAML: {exc}"]) from None
+    where = _lone_surrogate(raw, ())
+    if where is not None:  # a "\ud800" escape: its tags and names would poison every element
+        problem = {"loc": where, "msg": "not valid Unicode text (it holds a lone surrogate)"}
+        raise RoutingConfigError(source, [_describe(problem, raw)])
     try:
         return RoutingConfig.model_validate({} if raw is None else raw)
     except ValidationError as exc:
@@ -239,6 +244,25 @@ def _describe(error: Mapping[str, Any], raw: Any) -> str:
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
     message = str(error["msg"]).removeprefix("Value error, ")
     return ": ".join(part for part in (prefix, where, message) if part)
+
+
+def _lone_surrogate(value: Any, loc: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """Where in the loaded YAML a key or text holds a lone surrogate, or ``None``."""
+    if isinstance(value, str):
+        return loc if lone_surrogate_at(value, "") is not None else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and lone_surrogate_at(key, "") is not None:
+                return (*loc, f"key {key!r}")
+            found = _lone_surrogate(item, (*loc, key))
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _lone_surrogate(item, (*loc, index))
+            if found is not None:
+                return found
+    return None
 
 
 def _raw_rule_name(raw: Any, index: int) -> str | None:

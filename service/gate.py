@@ -8,7 +8,13 @@ from typing import Any
 from domain.errors import InvalidArgument, NotFound, PermissionDenied
 from domain.model import Element, ElementVersion, Provenance, version_classification
 from domain.permissions import Action, DelegationRecord, subject_matches
-from domain.values import MAX_PURPOSE_CHARS, SourceKind, validate_id, validate_principal
+from domain.values import (
+    MAX_PURPOSE_CHARS,
+    SourceKind,
+    require_unicode,
+    validate_id,
+    validate_principal,
+)
 from service.authz import Authorizer, Caller, Grant, Permission
 from service.core import UnitOfWork
 
@@ -27,11 +33,12 @@ class Gate:
         validate_principal(caller.principal_id)
         if caller.on_behalf_of is not None:
             validate_principal(caller.on_behalf_of, "on_behalf_of")
-
         if caller.purpose is not None and len(caller.purpose) > MAX_PURPOSE_CHARS:
             raise InvalidArgument(
                 f"purpose is longer than {MAX_PURPOSE_CHARS} characters", field="purpose"
             )
+        if caller.purpose is not None:
+            require_unicode(caller.purpose, "purpose")  # recorded with every read and write
         return caller
 
     # -- the gate ------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import time
 import weakref
 from collections.abc import Callable
@@ -17,6 +19,7 @@ from sqlalchemy.exc import IntegrityError, InvalidatePoolError, OperationalError
 
 from domain.audit import GENESIS_HASH, AuditEvent
 from domain.errors import Conflict
+from domain.values import lone_surrogate_at, replace_lone_surrogates
 from storage import schema as t
 from storage.store import Store
 from storage.turns import WriteTurns
@@ -27,16 +30,44 @@ log = logging.getLogger(__name__)
 def make_engine(url: str, *, for_migrations: bool = False) -> Engine:
     """An engine for SQLite (WAL; writes serialized by BEGIN IMMEDIATE) or PostgreSQL (a
     pooled connection idle for a while is pinged before use)."""
+    codec = {"json_serializer": dump_json, "json_deserializer": load_json}
     if url.startswith("sqlite"):
-        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
+        engine = sa.create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": 60}, **codec
+        )
         _tune_sqlite(engine, foreign_keys=not for_migrations)
         # this process's writers queue here first, then take the database file's write turn
         # from other processes (storage.turns)
         _TURNS[engine] = WriteTurns(_turn_file(engine))
         return engine
-    engine = sa.create_engine(url, pool_size=10, max_overflow=20)
+    engine = sa.create_engine(url, pool_size=10, max_overflow=20, **codec)
     _ping_when_idle(engine)
     return engine
+
+
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A hint that JSON text may hold a surrogate escape (a pair, or a literal backslash, also
+match it: the value itself decides)."""
+
+
+def dump_json(value: Any) -> str:
+    """JSON columns as written: ``json.dumps``, but a lone surrogate is never stored (the
+    service refuses it first, naming the field; this is the last guard)."""
+    text = json.dumps(value)
+    if _ESCAPED_SURROGATE.search(text) and lone_surrogate_at(value, "value") is not None:
+        raise ValueError("refusing to store JSON that holds a lone surrogate (not valid text)")
+    return text
+
+
+def load_json(text: str | bytes | memoryview) -> Any:
+    """JSON columns as read: a lone surrogate stored before it was refused comes back as
+    U+FFFD, so every surface can still encode and serve the row (psycopg hands bytes)."""
+    if not isinstance(text, str):
+        text = bytes(text).decode("utf-8")
+    value = json.loads(text)
+    if _ESCAPED_SURROGATE.search(text) is None:
+        return value
+    return replace_lone_surrogates(value)
 
 
 def _turn_file(engine: Engine) -> Path | None:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +39,10 @@ def world(module_repo, module_files):
         "huge": files("huge.md", "a" * (TWO_MIB + 1)),
         "latin1": files("latin1.md", b"# Caf\xe9\n"),
         "missing": str(repo.cli.home.parent / "nowhere.md"),
+        # JSON escapes that decode to lone surrogates: json.loads takes them, nothing can store them
+        "surrogate": files("surrogate.json", '{"k": "\\ud800"}'),
+        "nested": files("nested.json", '{"tags": ["ok", "tag\\ud800x"]}'),
+        "bad_key": files("key.json", '{"\\udfff": 1}'),
     }
 
 
@@ -72,6 +80,24 @@ CASES = {
         lambda w: create(w, "--body-file", w["latin1"]),
         2, "INVALID_ARGUMENT", "latin1.md is not valid UTF-8: invalid continuation byte at byte "
         "offset 5",
+    ),
+    "metadata holding a lone surrogate": (
+        lambda w: create(w, "--body-file", w["ok"], "--metadata-file", w["surrogate"]),
+        2, "INVALID_ARGUMENT", "metadata.k is not valid Unicode text (it holds a lone surrogate)",
+    ),
+    "metadata holding a lone surrogate in a list": (
+        lambda w: create(w, "--body-file", w["ok"], "--metadata-file", w["nested"]),
+        2, "INVALID_ARGUMENT", "metadata.tags[1] is not valid Unicode text",
+    ),
+    "a metadata key holding a lone surrogate": (
+        lambda w: create(w, "--body-file", w["ok"], "--metadata-file", w["bad_key"]),
+        2, "INVALID_ARGUMENT", "metadata key '\\udfff' is not valid Unicode text",
+    ),
+    "a proposal whose metadata holds a lone surrogate": (
+        lambda w: ("propose", "--repo", w["key"], "--element", w["element"],
+                   "--target-version", w["v1"], "--body-file", w["ok"], "--summary", "s",
+                   "--metadata-file", w["surrogate"]),
+        2, "INVALID_ARGUMENT", "metadata.k is not valid Unicode text",
     ),
     "a body file that does not exist": (
         lambda w: create(w, "--body-file", w["missing"]), 2, "INVALID_ARGUMENT", "does not exist",
@@ -228,3 +254,49 @@ def test_init_is_idempotent_and_keeps_the_first_administrator(cli):
     other = cli("init", "--admin", "user:eve")
     assert other.exit_code == 4
     assert json.loads((cli.home / "config.json").read_text())["principal"] == "user:admin"
+
+
+AMEIDE = Path(sys.executable).parent / "ameide"
+
+
+def _run_bytes(home: Path, *argv: bytes, env: dict[bytes, bytes] | None = None):
+    """The installed ``ameide`` with raw argument bytes, as a shell passes ``$'p\\xff'``."""
+    environ = {k: v for k, v in os.environb.items() if not k.startswith(b"AMEIDE_")}
+    environ.update({b"AMEIDE_HOME": os.fsencode(home), **(env or {})})
+    return subprocess.run(
+        [os.fsencode(AMEIDE), *argv], capture_output=True, env=environ, timeout=120, check=False
+    )
+
+
+def test_an_argument_that_is_not_utf8_is_refused_in_one_line_naming_it(world):
+    """``ameide --purpose $'p\\xff' context …`` printed a Rich traceback (the purpose reached
+    the database as a lone surrogate); every such argument is now INVALID_ARGUMENT, exit 2."""
+    cli, key = world["repo"].cli, world["key"].encode()
+    before = cli.snapshot()
+    as_admin = (b"--as", b"user:admin")
+
+    purpose = _run_bytes(
+        cli.home, *as_admin, b"--purpose", b"p\xff", b"context", b"--repo", key, b"x"
+    )
+    assert (purpose.returncode, purpose.stdout) == (2, b"")
+    assert purpose.stderr == b"error: INVALID_ARGUMENT: --purpose is not valid UTF-8 text: p\\xff\n"
+
+    joined = _run_bytes(cli.home, *as_admin, b"--purpose=p\xff", b"context", b"--repo", key, b"x")
+    assert joined.stderr == purpose.stderr
+
+    query = _run_bytes(cli.home, *as_admin, b"context", b"--json", b"--repo", key, b"zebra\xfe")
+    assert query.returncode == 2
+    assert json.loads(query.stdout)["error"] == {
+        "code": "INVALID_ARGUMENT",
+        "message": "an argument is not valid UTF-8 text: zebra\\xfe",
+        "details": {"field": "argument"},
+    }
+
+    # from the environment the text reaches the service, which refuses it too
+    env = _run_bytes(cli.home, *as_admin, b"context", b"--repo", key, b"x",
+                     env={b"AMEIDE_PURPOSE": b"p\xff"})  # fmt: skip
+    assert env.returncode == 2
+    assert env.stderr == (
+        b"error: INVALID_ARGUMENT: purpose is not valid Unicode text (it holds a lone surrogate)\n"
+    )
+    assert cli.snapshot() == before

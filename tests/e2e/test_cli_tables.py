@@ -132,3 +132,40 @@ def test_accept_dry_run_says_what_would_happen_and_changes_nothing(repo, queue) 
     assert "would refuse" in cli("accept", queue[1], "--dry-run", as_=repo.curator).stdout
     denied = cli.ok("accept", queue[1], "--dry-run", as_=repo.agent)
     assert denied["refusal"]["code"] == "PERMISSION_DENIED"
+
+
+RED = "\x1b[31mRED\x1b[0m"
+RETITLE = "\x1b]0;pwned\x07"
+C1 = "\x9b2J"  # CSI as one C1 byte: clears the screen on terminals that honour C1
+HOSTILE_TITLE = f"{RED} {RETITLE} {C1} \u202eevil"
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]")
+
+
+def test_control_characters_in_stored_text_are_escaped_for_people_and_exact_in_json(
+    repo, files
+) -> None:
+    """Issue 28 item 14: a title with terminal escapes printed raw in ``element list``, so a
+    stored title could recolour the terminal, retitle its window or clear it."""
+    body = files("hostile.md", f"# Body\n\n{RED} and {RETITLE}\n\tindented\n")
+    created = repo.cli.ok(
+        "element", "create", "--repo", repo.key, "--title", HOSTILE_TITLE,
+        "--body-file", body, as_=repo.curator,
+    )  # fmt: skip
+    element = created["element"]["element_id"]
+    escaped = "\\x1b[31mRED\\x1b[0m \\x1b]0;pwned\\x07 \\x9b2J \\u202eevil"
+
+    listed = repo.cli("element", "list", "--repo", repo.key, as_=repo.curator)
+    assert listed.exit_code == 0, listed.stderr
+    assert escaped in listed.stdout
+    assert not CONTROL.search(listed.stdout), repr(listed.stdout)
+
+    shown = repo.cli("element", "show", element, as_=repo.curator)
+    assert shown.exit_code == 0, shown.stderr
+    assert escaped in shown.stdout  # the heading
+    assert "\\x1b[31mRED\\x1b[0m and \\x1b]0;pwned\\x07\n" in shown.stdout  # the body, lines kept
+    assert not CONTROL.search(shown.stdout), repr(shown.stdout)
+
+    as_json = repo.cli.ok("element", "list", "--repo", repo.key, as_=repo.curator)
+    assert [e["title"] for e in as_json["elements"]] == [HOSTILE_TITLE]
+    version = repo.cli.ok("element", "show", element, as_=repo.curator)["version"]
+    assert version["body"] == f"# Body\n\n{RED} and {RETITLE}\n\tindented\n"

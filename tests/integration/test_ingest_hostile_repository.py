@@ -3,6 +3,7 @@ the run completes, and nothing outside the source repository is ever opened."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -95,3 +96,23 @@ def test_a_hand_made_tree_with_escaping_paths_is_skipped_not_followed(sqlite_app
         "a/../../b.md": "unsafe_path",
     }
     assert report["counts"]["new"] == 1
+
+
+def test_a_path_that_is_not_utf8_is_reported_with_its_bytes_escaped(sqlite_app: App, tmp_path):
+    """Git names are bytes: ``caf\\xe9.md`` was reported (and stored in the run report) as a
+    lone surrogate, which the report's JSON could not encode; it is shown escaped instead."""
+    world = make_world(sqlite_app)
+    ingestor = Caller("service:ingest")
+    world.svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
+    git = GitRepo(tmp_path / "latin1-names")
+    git.write("ok.md", "# ok\n")
+    with open(os.fsencode(git.root) + b"/caf\xe9.md", "wb") as named:
+        named.write(b"# Cafe\n")
+    git.commit("a name in Latin-1")
+
+    report = world.svc.ingest_backlog(ingestor, str(git.root), world.repo)
+
+    assert [(s["path"], s["code"]) for s in report["skipped"]] == [("caf\\xe9.md", "unsafe_path")]
+    json.dumps(report, ensure_ascii=False).encode("utf-8")  # a lone surrogate would raise here
+    stored = world.svc.ingest_status(ingestor, world.repo)["sources"][0]["last_report"]
+    assert stored["skipped"] == report["skipped"]

@@ -183,6 +183,34 @@ def test_a_malformed_rule_file_is_refused_with_an_error_naming_the_rule(routed):
     assert routed.elements_in(routed.world.repo) == 0
 
 
+@pytest.mark.parametrize(
+    ("rules", "where"),
+    [
+        (
+            'defaults: {tags: ["tag\\ud800x"]}\n',
+            "defaults.tags[0]",
+        ),
+        (
+            'rules:\n  - name: teams\n    actions: {tags: [ok, "t\\udfff"]}\n',
+            "rule 1 'teams' (rules[0]): actions.tags[1]",
+        ),
+    ],
+    ids=["defaults", "a rule's tags"],
+)
+def test_a_rule_file_holding_a_lone_surrogate_is_refused_before_anything_is_written(
+    routed, rules, where
+):
+    """A routing file's ``"\\ud800"`` escape used to be stored in the tags of every element
+    ingested, which no surface could then serve (500 on REST, a crash over MCP stdio)."""
+    commit_backlog(routed.git)
+    with pytest.raises(InvalidArgument) as caught:
+        routed.world.svc.ingest_backlog(
+            routed.ingestor, str(routed.git.root), routed.world.repo, routing=rules
+        )
+    assert f"{where}: not valid Unicode text (it holds a lone surrogate)" in caught.value.message
+    assert routed.elements_in(routed.world.repo) == 0
+
+
 def test_routing_explain_shows_the_winning_rules_and_why(routed):
     explained = routed.world.svc.routing_explain(
         None, ROUTING, "backlog/pay.md", PAY.encode(), repo=routed.world.repo

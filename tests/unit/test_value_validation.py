@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from domain.errors import InvalidArgument
+from domain.model import Element, Provenance
 from domain.permissions import Role
 from domain.values import (
     MAX_BODY_BYTES,
     Classification,
     RepoRef,
+    SourceKind,
     content_sha256,
     new_id,
     normalized_body,
+    replace_lone_surrogates,
     validate_body,
     validate_id,
+    validate_metadata,
     validate_principal,
     validate_text,
     validate_type_key,
@@ -149,3 +155,48 @@ def test_free_text_is_trimmed_required_and_bounded():
     with pytest.raises(InvalidArgument, match="limit is 10"):
         validate_text("x" * 11, "summary", 10)
     assert validate_text(None, "reason", 10, required=False) == ""
+
+
+@pytest.mark.parametrize(
+    ("metadata", "where"),
+    [
+        ({"k": "\ud800"}, "metadata.k"),
+        ({"tags": ["ok", "tag\udfffx"]}, "metadata.tags[1]"),
+        ({"a": {"b": [{"c": "x\udbff"}]}}, "metadata.a.b[0].c"),
+        ({"\ud800": 1}, "metadata key '\\ud800'"),
+    ],
+)
+def test_metadata_holding_a_lone_surrogate_anywhere_is_refused_naming_where(metadata, where):
+    with pytest.raises(InvalidArgument) as err:
+        validate_metadata(metadata)
+    assert err.value.message == f"{where} is not valid Unicode text (it holds a lone surrogate)"
+    assert err.value.details["field"] == where
+
+
+def test_metadata_of_valid_text_is_kept_as_given():
+    metadata = {"tags": ["café", "\U0001f600"], "nested": {"n": 1, "none": None}}
+    assert validate_metadata(metadata) == metadata
+
+
+def test_a_version_cannot_be_built_with_text_that_cannot_be_stored():
+    """The last guard on every write path: ``Element.next_version``."""
+    el = Element.new(
+        "acme/eng/platform", kind="DOCUMENT", type_key="ameide:doc",
+        source_kind=SourceKind.CANONICAL, classification=Classification.INTERNAL,
+        at=datetime.now(UTC), by="user:carol",
+    )  # fmt: skip
+    prov = Provenance("user", "user:carol", None)
+    at = datetime.now(UTC)
+    with pytest.raises(InvalidArgument, match=r"metadata\.tags\[0\] is not valid Unicode"):
+        el.next_version(
+            title="T", body="# b", metadata={"tags": ["\udc80"]}, at=at, provenance=prov
+        )
+    with pytest.raises(InvalidArgument, match="title is not valid Unicode"):
+        el.next_version(title="T\ud800", body="# b", metadata={}, at=at, provenance=prov)
+    assert el.next_version(title="T", body="# b", metadata={}, at=at, provenance=prov).seq == 1
+
+
+def test_text_that_was_stored_with_lone_surrogates_reads_back_with_replacement_characters():
+    assert replace_lone_surrogates({"k\ud800": ["a\udfffb", 1, "\U0001f600"]}) == {
+        "k\ufffd": ["a\ufffdb", 1, "\U0001f600"]
+    }
