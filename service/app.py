@@ -84,6 +84,7 @@ class MemoryService:
                 caller.principal_id,
             ):
                 k = self._parts.admin.k
+                k.gate.check_caller(caller)
                 with k.uow(readonly=True) as uow:
                     k.gate.delegations(uow, caller)
             return operation(*args, **kwargs)
