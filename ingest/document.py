@@ -27,7 +27,7 @@ from ingest.markdown import (
     split_front_matter,
     title_for,
 )
-from ingest.pii import PROTECTED_KINDS, PiiScan, redact, scan
+from ingest.pii import PROTECTED_KINDS, PiiScan, kind_of, redact, scan
 from ingest.routing import RoutableFile, RouteDecision, RouteError, RouteExplanation, Router
 from ingest.routing_model import Classification, Policy
 
@@ -222,7 +222,8 @@ def _signals(
         "size_bytes": len(data),
         "pii_detected": found.detected,
         "pii_count": len(found.findings),
-        "pii_kinds": list[JsonValue](sorted(found.counts)),
+        # each label and its kind: a rule on ``contains: secret`` catches ``secret:jwt`` too
+        "pii_kinds": list[JsonValue](sorted({*found.counts, *map(kind_of, found.counts)})),
     }
 
 

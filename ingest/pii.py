@@ -2,18 +2,22 @@
 
 Detected kinds: e-mail addresses, phone numbers, payment card numbers (Luhn-checked, spaced,
 dashed, dotted, slashed or unspaced), IBANs (mod-97-checked, upper or lower case) and
-API-key-like secrets. Detection is deliberately a little eager: a false positive costs a masked
-token, a false negative leaks data.
+secrets (``ingest.secret_rules``: the detect-secrets rule set and a few rules of ours), each
+secret counted as ``secret:<kind>`` (``secret:aws``, ``secret:url_password``, …). Detection
+is deliberately a little eager: a false positive costs a masked token, a false negative leaks
+data.
 """
 
 from __future__ import annotations
 
-import math
+import bisect
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+from ingest.secret_rules import find_secrets
 
 DEFAULT_MASK = "█"
 
@@ -35,13 +39,25 @@ numbers are kept by default: backlogs name their owners and contacts, agents nee
 work, and erasure removes them on request; a rule with ``policy: redact`` masks them too."""
 
 
+def kind_of(label: str) -> str:
+    """The kind a count's label is of: ``secret`` for ``secret:aws``, ``email`` for ``email``."""
+    return label.partition(":")[0]
+
+
 @dataclass(frozen=True, order=True)
 class PiiFinding:
-    """One match: ``text[start:end]`` is of ``kind``."""
+    """One match: ``text[start:end]`` is of ``kind`` (and, for a secret, of ``detail``, the
+    rule's kind: ``aws``, ``jwt``, …)."""
 
     start: int
     end: int
     kind: PiiKind
+    detail: str = ""
+
+    @property
+    def label(self) -> str:
+        """What counts name it by: ``secret:aws``, ``email``."""
+        return f"{self.kind.value}:{self.detail}" if self.detail else self.kind.value
 
 
 @dataclass(frozen=True)
@@ -50,7 +66,7 @@ class PiiScan:
 
     ``findings`` count each token once, as its most specific kind; ``spans`` are the merged
     character ranges of every match of every detector (what redaction masks); ``counts`` are
-    findings per kind.
+    findings per label (``email``, ``secret:jwt``; ``kind_of`` gives a label's kind).
     """
 
     findings: tuple[PiiFinding, ...] = ()
@@ -71,7 +87,7 @@ class PiiScan:
         findings = tuple(f for f in self.findings if f.kind in kinds)
         matches = tuple(m for m in self.matches if m.kind in kinds)
         spans = tuple(merge_spans((m.start, m.end) for m in matches))
-        counts = Counter(f.kind.value for f in findings)
+        counts = Counter(f.label for f in findings)
         return PiiScan(findings, spans, dict(sorted(counts.items())), matches)
 
 
@@ -147,38 +163,6 @@ def _on_lines_with(
         yield from pattern.finditer(text, start, end)
 
 
-# Every quantifier that can backtrack is bounded: files are untrusted and up to the size cap.
-# Each pattern comes with literal needles (a text holding none of them cannot match, and a
-# substring test is far cheaper than a regex scan that starts with a lookbehind) and whether its
-# matches stay on one line (then only the lines holding a needle are scanned).
-_SECRETS: list[tuple[re.Pattern[str], tuple[str, ...], bool]] = [
-    (re.compile(r"(?<![\w-])sk-[A-Za-z0-9_-]{20,}"), ("sk-",), True),
-    (
-        re.compile(r"(?<!\w)(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}"),
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-        True,
-    ),
-    (re.compile(r"(?<!\w)github_pat_[A-Za-z0-9_]{22,}"), ("github_pat_",), True),
-    (re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"), ("AKIA", "ASIA"), True),
-    (re.compile(r"(?<!\w)xox[abprs]-[A-Za-z0-9-]{10,}"), ("xox",), True),
-    # the key body is masked even when the END line is missing
-    (
-        re.compile(
-            r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:\n[A-Za-z0-9+/=:, -]{0,200}){0,400}"
-            r"(?:\n-----END [A-Z ]{0,40}PRIVATE KEY-----)?"
-        ),
-        ("PRIVATE KEY-----",),
-        False,
-    ),
-]
-_KEY_VALUE = re.compile(
-    r"(?i)(?<![\w-])[\w-]{0,40}?(?:api[_-]?key|secret|token|passw(?:or)?d|access[_-]?key|auth)"
-    r"[\w-]{0,40}[\"']?[ \t]{0,5}[:=][ \t]{0,5}[\"']?([A-Za-z0-9_\-/+=.]{16,})"
-)
-# Every keyword of _KEY_VALUE, lower-cased, contains one of these ("api_key" contains "key").
-_KEY_VALUE_NEEDLES = ("key", "secret", "token", "passw", "auth")
-
-
 def luhn_valid(digits: str) -> bool:
     """The Luhn checksum used by payment card numbers."""
     total = 0
@@ -197,12 +181,6 @@ def iban_valid(candidate: str) -> bool:
         return False
     rotated = compact[4:] + compact[:4]
     return int("".join(str(int(c, 36)) for c in rotated)) % 97 == 1
-
-
-def shannon_entropy(text: str) -> float:
-    """Bits per character; random tokens score high, words and repeated characters low."""
-    counts = Counter(text)
-    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
 
 
 def _cards(text: str, numbers: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
@@ -294,47 +272,6 @@ def _ibans(text: str) -> Iterator[tuple[int, int]]:
             token = token[:cut] if cut > 4 else ""
 
 
-def _secrets(text: str) -> Iterator[tuple[int, int]]:
-    """Known API-key formats, private key blocks, and high-entropy values after ``key=``."""
-    for pattern, needles, one_line in _SECRETS:
-        if any(needle in text for needle in needles):
-            found = _on_lines_with(pattern, needles, text) if one_line else pattern.finditer(text)
-            for match in found:
-                yield match.span()
-    for start, end in _key_value_lines(text):
-        for match in _KEY_VALUE.finditer(text, start, end):
-            value = match.group(1)
-            classes = sum(any(test(c) for c in value) for test in _CHAR_CLASSES)
-            if classes >= 2 and shannon_entropy(value) >= 3.5:
-                yield match.span(1)
-
-
-def _key_value_lines(text: str) -> list[tuple[int, int]]:
-    """``[start, end)`` of the lines that could hold a ``key = value`` secret.
-
-    A ``_KEY_VALUE`` match never crosses a newline, so scanning only the lines that hold a
-    keyword and a ``:`` or ``=`` finds exactly what scanning the whole text would.
-    """
-    low = text.lower()
-    if len(low) != len(text):  # a few characters change length when lower-cased
-        return [(0, len(text))]
-    lines: set[tuple[int, int]] = set()
-    for needle in _KEY_VALUE_NEEDLES:
-        at = low.find(needle)
-        while at != -1:
-            start = text.rfind("\n", 0, at) + 1
-            end = text.find("\n", at)
-            end = len(text) if end == -1 else end
-            line = text[start:end]
-            if ":" in line or "=" in line:
-                lines.add((start, end))
-            at = low.find(needle, end)
-    return sorted(lines)
-
-
-_CHAR_CLASSES = (str.islower, str.isupper, str.isdigit)
-
-
 def _emails(text: str) -> Iterator[tuple[int, int]]:
     """E-mail addresses (only texts with an ``@`` are scanned)."""
     for match in _on_lines_with(_EMAIL, ("@",), text):
@@ -346,23 +283,40 @@ def scan(text: str) -> PiiScan:
     numbers = _number_regions(text)
     # Earlier kinds win when spans overlap, so one token is counted once, as its most specific
     # kind.
+    # The password of ``https://user:pw@host.example`` is a secret first, so the e-mail address
+    # the detector sees in ``pw@host.example`` is not counted (nor, by default, masked).
+    raw = [PiiFinding(start, end, PiiKind.SECRET, rule) for start, end, rule in find_secrets(text)]
     detected = [
-        (PiiKind.SECRET, _secrets(text)),
         (PiiKind.CARD, _cards(text, numbers)),
         (PiiKind.IBAN, _ibans(text)),
         (PiiKind.EMAIL, _emails(text)),
         (PiiKind.PHONE, _phones(text, numbers)),
     ]
-    raw = [(kind, span) for kind, spans in detected for span in spans]
-    kept: list[PiiFinding] = []
-    for kind, (start, end) in raw:
-        if not any(start < k.end and k.start < end for k in kept):
-            kept.append(PiiFinding(start, end, kind))
-    kept.sort()
-    counts = Counter(f.kind.value for f in kept)
-    spans = merge_spans(span for _kind, span in raw)
-    matches = tuple(sorted(PiiFinding(start, end, kind) for kind, (start, end) in raw))
+    raw += [PiiFinding(start, end, kind) for kind, spans in detected for start, end in spans]
+    kept = _first_of_overlapping(raw)
+    counts = Counter(f.label for f in kept)
+    spans = merge_spans((f.start, f.end) for f in raw)
+    matches = tuple(sorted(raw))
     return PiiScan(tuple(kept), tuple(spans), dict(sorted(counts.items())), matches)
+
+
+def _first_of_overlapping(findings: list[PiiFinding]) -> list[PiiFinding]:
+    """The findings that overlap none before them in the list, in text order.
+
+    The kept ones never overlap each other, so ordered by start they are ordered by end too,
+    and a new one need only be checked against its two neighbours: no quadratic loop on a file
+    of thousands of findings."""
+    kept: list[PiiFinding] = []
+    starts: list[int] = []
+    for finding in findings:
+        at = bisect.bisect_left(starts, finding.start)
+        if at > 0 and kept[at - 1].end > finding.start:
+            continue
+        if at < len(kept) and kept[at].start < finding.end:
+            continue
+        kept.insert(at, finding)
+        starts.insert(at, finding.start)
+    return kept
 
 
 def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -43,7 +43,7 @@ from pydantic import (
     model_validator,
 )
 
-from ingest.pii import PROTECTED_KINDS
+from ingest.pii import PROTECTED_KINDS, kind_of
 
 SIGNALS = frozenset(
     {"word_count", "heading_count", "line_count", "link_count", "size_bytes"}
@@ -77,12 +77,12 @@ class Policy(StrEnum):
     REJECT = "reject"
 
     def masked(self, counts: Mapping[str, int]) -> dict[str, int]:
-        """Of a file's findings per kind, those this policy masks."""
+        """Of a file's findings per label (``secret:aws``), those this policy masks."""
         if self is Policy.REDACT:
             return dict(counts)
         if self is Policy.PROTECT:
             protected = {kind.value for kind in PROTECTED_KINDS}
-            return {kind: n for kind, n in counts.items() if kind in protected}
+            return {label: n for label, n in counts.items() if kind_of(label) in protected}
         return {}
 
 

@@ -63,12 +63,12 @@ def test_with_no_rules_secrets_cards_and_ibans_are_masked_everywhere(backlog) ->
     world, ingestor, git = backlog
     report = world.svc.ingest_backlog(ingestor, str(git.root), world.repo)
     assert report["pii"]["redacted_files"] == 1
-    assert report["pii"]["redacted"] == {"iban": 1, "payment_card": 1, "secret": 1}
+    assert report["pii"]["redacted"] == {"iban": 1, "payment_card": 1, "secret:aws": 1}
     assert report["pii"]["detected"]["email"] == 1  # found, and kept by the default policy
 
     element_id = element_id_for(world.repo, str(git.root.resolve()), "backlog/payments.md")
     version = world.svc.get_element(world.curator, element_id)["version"]
-    assert version["metadata"]["pii_redacted"] == {"iban": 1, "payment_card": 1, "secret": 1}
+    assert version["metadata"]["pii_redacted"] == {"iban": 1, "payment_card": 1, "secret:aws": 1}
     assert EMAIL in version["body"]
     assert "for the annual licence" in version["body"]
     context = world.svc.read_context(

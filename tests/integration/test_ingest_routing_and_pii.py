@@ -126,7 +126,7 @@ def test_rules_route_files_and_the_pii_barrier_redacts_or_rejects(routed):
     # a card number used as an e-mail's local part counts once, as a card; both are masked
     assert report["pii"]["redacted"] == {"email": 1, "payment_card": 3}
     assert report["pii"]["rejected_files"] == 1
-    assert report["pii"]["rejected"] == {"secret": 1}
+    assert report["pii"]["rejected"] == {"secret:aws": 1}
     assert report["repositories"] == sorted([routed.world.repo, payments])
 
     shown = routed.world.svc.get_element(

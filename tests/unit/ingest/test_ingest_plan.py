@@ -371,7 +371,7 @@ def test_rejected_files_are_skipped_with_the_rule_and_counts():
     assert action.kind is ActionKind.SKIPPED
     assert action.skip_code == "rejected"
     assert "reject-secrets" in (action.skip_reason or "")
-    assert action.pii_counts == {"email": 1, "secret": 1}
+    assert action.pii_counts == {"email": 1, "secret:aws": 1}
 
 
 def test_without_rules_pii_is_counted_but_stored():

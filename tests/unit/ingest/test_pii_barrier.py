@@ -78,7 +78,7 @@ def test_look_alikes_are_not_pii(text):
 
 def test_counts_are_per_kind_and_each_token_counts_once():
     text = "a@b.io, c@d.io, 4111 1111 1111 1111, AKIAIOSFODNN7EXAMPLE"
-    assert kinds(text) == {"email": 2, "payment_card": 1, "secret": 1}
+    assert kinds(text) == {"email": 2, "payment_card": 1, "secret:aws": 1}
 
 
 def test_a_card_inside_an_email_counts_as_a_card_but_the_whole_email_is_masked():
