@@ -13,6 +13,7 @@ read.
   target is unreadable counts as an event about unreadable content (the relationship itself
   is invisible); ``baseline.created`` counts only readable pins; the aggregate counts of an
   ``ingest.run`` are shown only to a caller cleared for every classification.
+  ``EventTrimmer.subject`` applies the same rule to the subject of an access-log entry (a read).
 - ``readable_items`` keeps the items of a stored context the caller may read (replay and
   citation checks compare only those).
 """
@@ -130,13 +131,8 @@ class EventTrimmer:
         """One event trimmed, ``None`` when the caller may not even know it happened."""
         vis = self._vis
         payload = e.payload if isinstance(e.payload, Mapping) else {}
-        hidden = not (
-            vis.element(e.element_id) and vis.version(e.version_id) and vis.proposal(e.proposal_id)
-        ) or any(
-            isinstance(payload.get(k), str) and not vis.nameable(payload[k]) for k in _HIDES_EVENT
-        )
         view = event_view(e)
-        if hidden:
+        if self._hidden(e.element_id, e.version_id, e.proposal_id, payload):
             if not self._auditor:
                 return None
             return {
@@ -144,7 +140,7 @@ class EventTrimmer:
                 "element_id": None,
                 "version_id": None,
                 "proposal_id": None,
-                "payload": {"redacted": True},
+                "payload": _redacted(),
             }
         trimmed = self._payload(payload)
         if e.event_type == "baseline.created" and e.baseline_id and "pins" in trimmed:
@@ -156,6 +152,37 @@ class EventTrimmer:
                 trimmed.pop(key, None)
         return {**view, "payload": trimmed}
 
+    def subject(self, subject: Any) -> dict[str, Any]:
+        """The subject of an access-log entry (a read), by the rule of :meth:`view`: a read of
+        an element, version or proposal the caller may not read is ``{"redacted": true}``;
+        otherwise unreadable ids inside it are nulled (or left out of lists). Only auditors
+        read the access log, so entries are redacted, never dropped: the log keeps no gaps."""
+        fields = subject if isinstance(subject, Mapping) else {}
+        ids = [fields.get(k) for k in ("element_id", "version_id", "proposal_id")]
+        if any(v is not None and not isinstance(v, str) for v in ids):
+            return _redacted()
+        element_id, version_id, proposal_id = ids
+        if self._hidden(element_id, version_id, proposal_id, fields):
+            return _redacted()
+        trimmed: dict[str, Any] = self._payload(fields)
+        return trimmed
+
+    def _hidden(
+        self,
+        element_id: str | None,
+        version_id: str | None,
+        proposal_id: str | None,
+        payload: Mapping[str, Any],
+    ) -> bool:
+        """Whether a record is about content the caller may not read (its subject ids, or a
+        payload key that hides the whole record)."""
+        vis = self._vis
+        return not (
+            vis.element(element_id) and vis.version(version_id) and vis.proposal(proposal_id)
+        ) or any(
+            isinstance(payload.get(k), str) and not vis.nameable(payload[k]) for k in _HIDES_EVENT
+        )
+
     def _payload(self, value: Any) -> Any:
         if isinstance(value, Mapping):
             return {k: self._payload(v) for k, v in value.items()}
@@ -166,6 +193,11 @@ class EventTrimmer:
         if isinstance(value, str) and not self._vis.nameable(value):
             return None
         return value
+
+
+def _redacted() -> dict[str, Any]:
+    """The payload (or access-log subject) of a record about content the caller may not read."""
+    return {"redacted": True}
 
 
 def readable_items(vis: Visibility, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
