@@ -185,7 +185,10 @@ def _show_status(r: dict[str, Any]) -> None:
 
 
 def _counts(source: dict[str, Any]) -> str:
-    counts = (source["last_report"] or {}).get("counts") or {}
+    report = source["last_report"] or {}
+    if report and "counts" not in report:
+        return "(for restricted clearance)"  # totals are shown only to callers cleared for it
+    counts = report.get("counts") or {}
     return ", ".join(f"{name} {n}" for name, n in counts.items() if n)
 
 

@@ -225,6 +225,7 @@ def show_proposal(r: dict[str, Any]) -> None:
     output.fields(
         [
             ("summary", r["summary"]),
+            ("version", r.get("proposal_version_id")),
             ("proposed", f"{r['created_at']} by {r['proposed_by']['actor_id']}"),
             ("target", r["target_element_id"]),
             ("pinned", r["target_version_id"]),
@@ -285,18 +286,36 @@ def accept(
             "head?) and change nothing.",
         ),
     ] = False,
+    expected_version: Annotated[
+        str | None,
+        typer.Option(
+            "--expected-version",
+            "--expected-revision",
+            metavar="VERSION_ID",
+            help="The proposal version you reviewed (`proposal show`, `--dry-run`): refused "
+            "(CONFLICT) if the proposal was revised since. Default: the version read just "
+            "before accepting.",
+            show_default=False,
+        ),
+    ] = None,
     json_: JsonFlag = False,
 ) -> None:
-    """Accept a fresh, conflict-free OPEN proposal (curator): a new version becomes the head."""
+    """Accept a fresh, conflict-free OPEN proposal (curator): a new version becomes the head.
+
+    Only the proposal version you reviewed is accepted: pass it with --expected-version;
+    without it, the version read just before accepting is the one accepted (and named)."""
     s = session(ctx, json_)
     if dry_run:
         s.emit(s.service.accept_preview(s.caller, proposal_id), _show_preview)
         return
+    if expected_version is None:  # a revise between this read and the accept is still caught
+        expected_version = s.service.proposal_show(s.caller, proposal_id)["proposal_version_id"]
     s.emit(
-        s.service.accept(s.caller, proposal_id, rationale),
+        s.service.accept(s.caller, proposal_id, rationale, expected_version),
         lambda r: output.line(
-            f"accepted {r['proposal_id']}: {output.show(r['target_element_id'])} is now at "
-            f"{r['result_version_id']} (decision {r['decision_element_id']}; not yet published)"
+            f"accepted {r['proposal_id']} (version {r['proposal_version_id']}): "
+            f"{output.show(r['target_element_id'])} is now at {r['result_version_id']} "
+            f"(decision {r['decision_element_id']}; not yet published)"
         ),
     )
 
@@ -315,7 +334,13 @@ def _show_preview(p: dict[str, Any]) -> None:
             f"would refuse {p['proposal_id']}: {refusal['code']}: {refusal['message']}; "
             "nothing changed"
         )
-    output.fields([("stale", p["stale"]), ("conflicts", p["has_conflicts"])])
+    output.fields(
+        [
+            ("version", p["proposal_version_id"]),
+            ("stale", p["stale"]),
+            ("conflicts", p["has_conflicts"]),
+        ]
+    )
     output.block(p["diff"], "diff against the pinned version")
 
 

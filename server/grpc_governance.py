@@ -87,7 +87,12 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
         return to_message(pb.Proposal, out)
 
     def AcceptProposal(self, request: pb.AcceptProposalRequest, _: Any) -> pb.Proposal:
-        out = self._svc.accept(current_caller(), request.proposal_id, opt(request, "rationale"))
+        out = self._svc.accept(
+            current_caller(),
+            request.proposal_id,
+            opt(request, "rationale"),
+            opt(request, "expected_version_id"),
+        )
         return to_message(pb.Proposal, out)
 
     def RejectProposal(self, request: pb.RejectProposalRequest, _: Any) -> pb.Proposal:

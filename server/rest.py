@@ -21,11 +21,12 @@ from fastapi import APIRouter, FastAPI, Request, Security
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, Field
 
 from console.app import create_console
 from domain.errors import Unauthenticated
+from edge.callers import resolve_caller
 from edge.network import MAX_REQUEST_BYTES
 from edge.version import package_version
 from server import (
@@ -36,7 +37,7 @@ from server import (
     rest_publishing,
     rest_read,
 )
-from server.rest_deps import RestContext, bearer
+from server.rest_deps import TOOL_ID, RestContext, bearer
 from server.rest_errors import (
     ERROR_RESPONSES,
     BodyLimit,
@@ -175,15 +176,29 @@ def _operations_router(
     ) -> Response:
         """Prometheus metrics: requests and latency by operation, index lag, proposal queue.
 
-        Needs a bearer token (any valid one) unless the server runs with ``--metrics-public``."""
+        Needs a bearer token (any valid one) unless the server runs with ``--metrics-public``.
+        The proposal queue counts only proposals the token's principal may read (all of them
+        for a global admin); a scrape without a token gets process-level series only."""
         ctx: RestContext = request.app.state.ameide
-        if not public and ctx.require_auth:
-            if credentials is None:
-                raise Unauthenticated(
-                    "missing bearer token: /metrics needs one (or serve with --metrics-public)"
-                )
-            service.authenticate_token(credentials.credentials)
-        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+        if credentials is None and not public and ctx.require_auth:
+            raise Unauthenticated(
+                "missing bearer token: /metrics needs one (or serve with --metrics-public)"
+            )
+        token = credentials.credentials if credentials is not None else None
+        local = None if ctx.require_auth else ctx.settings.principal
+        caller = None
+        if token is not None or local:
+            caller = resolve_caller(
+                service.authenticate_token,
+                token=token,
+                local_principal=local,
+                roles=None,
+                on_behalf_of=None,
+                purpose="metrics",
+                tool_id=TOOL_ID,
+            )
+            request.state.principal = caller.principal_id
+        return Response(metrics.render(caller), media_type=CONTENT_TYPE_LATEST)
 
     return router
 

@@ -8,13 +8,20 @@ from fastapi import APIRouter, Query
 
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep, drop_none
 from server.rest_errors import ERROR_RESPONSES
-from server.rest_requests import ProposeRequest, RationaleRequest, RejectRequest, ReviseRequest
+from server.rest_requests import (
+    AcceptRequest,
+    ProposeRequest,
+    RationaleRequest,
+    RejectRequest,
+    ReviseRequest,
+)
 from server.rest_types import ProposalId, ProposalStatusParam
 from service.results import Proposal
 
 router = APIRouter(tags=["curation"], responses=ERROR_RESPONSES)
 JSON: dict[str, Any] = {"response_model_exclude_unset": True}
 NO_RATIONALE = RationaleRequest()
+NO_ACCEPT_BODY = AcceptRequest()
 
 
 @router.post(
@@ -59,10 +66,11 @@ def accept(
     proposal_id: ProposalId,
     svc: ServiceDep,
     caller: CallerDep,
-    body: RationaleRequest = NO_RATIONALE,
+    body: AcceptRequest = NO_ACCEPT_BODY,
 ) -> Any:
-    """Accept a fresh, clean, OPEN proposal (curator); a stale one is refused (412)."""
-    return svc.accept(caller, proposal_id, body.rationale)
+    """Accept a fresh, clean, OPEN proposal (curator); a stale one is refused (412), and one
+    revised after the ``expected_version_id`` you reviewed is refused (409)."""
+    return svc.accept(caller, proposal_id, body.rationale, body.expected_version_id)
 
 
 @router.post(

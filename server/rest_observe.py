@@ -1,14 +1,20 @@
 """Operating the network surfaces: Prometheus metrics, one JSON log line per request, probes.
 
-``Metrics`` owns a private registry (one per app, so two apps in one process never clash):
+``Metrics`` owns a private registry (one per app, so two apps in one process never clash) of
+process-level series, the same for every scraper:
 
 - ``ameide_requests_total{surface, operation, status}`` and
   ``ameide_request_duration_seconds{surface, operation}``;
-- ``ameide_index_lag`` (committed changes not yet applied to the keyword index) and
-  ``ameide_index_consistent``, read from the service at scrape time;
-- ``ameide_proposal_queue_size`` (OPEN proposals, from the service's caller-free
-  ``open_proposal_counts()``): one total, or per ``{repository}`` only when the operator asks
-  for repository labels (``--metrics-repository-labels``): names are information too.
+- ``ameide_index_lag`` (committed changes not yet applied to the keyword index),
+  ``ameide_index_consistent`` and ``ameide_database_up``, read from the service at scrape time.
+
+Content counts are not in it. ``ameide_proposal_queue_size`` (OPEN proposals) is built for
+each scrape (``Metrics.render``) from the service's ``open_proposal_counts(caller)``, which
+counts only the proposals the scraping token's principal may read: everything for a global
+admin, never another tenant's for anyone else. An anonymous scrape (``--metrics-public``, no
+token) gets no content counts at all. One total, or per ``{repository}`` (only repositories
+the caller sees proposals in) when the operator asks for repository labels
+(``--metrics-repository-labels``): names are information too.
 
 ``ObserveMiddleware`` gives every request a trace id (the caller's ``X-Trace-Id`` or W3C
 ``traceparent`` when well-formed, else a fresh one; echoed in ``X-Trace-Id``), times it, counts
@@ -29,13 +35,14 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from edge import tracing
+from service.authz import Caller
 
 access_log = logging.getLogger("ameide.access")
 log = logging.getLogger("ameide.server")
@@ -46,15 +53,13 @@ MAX_SNIFFED_BODY = 65536
 class _ServiceCollector(Collector):
     """Gauges read from the service when Prometheus scrapes."""
 
-    def __init__(self, service: Any, *, repository_labels: bool) -> None:
+    def __init__(self, service: Any) -> None:
         self._service = service
-        self._repository_labels = repository_labels
 
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("ameide_database_up", "1 when the database answered the scrape")
         try:
             status = self._service.health()["index"]
-            counts = self._service.open_proposal_counts()
         except Exception:  # a scrape must not fail because the database is down
             log.warning("metrics: the database did not answer", exc_info=True)
             up.add_metric([], 0)
@@ -73,15 +78,33 @@ class _ServiceCollector(Collector):
                 "1 when the keyword index holds exactly what the database says",
                 value=1 if status["consistent"] else 0,
             )
+
+
+class _QueueCollector(Collector):
+    """The proposal queue as one caller may count it (built for one scrape)."""
+
+    def __init__(self, service: Any, caller: Caller, *, repository_labels: bool) -> None:
+        self._service = service
+        self._caller = caller
+        self._repository_labels = repository_labels
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            counts = self._service.open_proposal_counts(self._caller)
+        except Exception:  # ameide_database_up says why; the scrape still answers
+            log.warning("metrics: the proposal queue could not be counted", exc_info=True)
+            return
         if not self._repository_labels:  # repository names stay out of labels unless asked for
             yield GaugeMetricFamily(
                 "ameide_proposal_queue_size",
-                "OPEN proposals in all repositories",
+                "OPEN proposals you may read, in all repositories",
                 value=sum(counts.values()),
             )
             return
         queue = GaugeMetricFamily(
-            "ameide_proposal_queue_size", "OPEN proposals per repository", labels=["repository"]
+            "ameide_proposal_queue_size",
+            "OPEN proposals you may read, per repository",
+            labels=["repository"],
         )
         for repo, n in sorted(counts.items()):
             queue.add_metric([repo], n)
@@ -92,6 +115,8 @@ class Metrics:
     """Request counters and latency histograms, plus the service's gauges."""
 
     def __init__(self, service: Any, *, repository_labels: bool = False) -> None:
+        self._service = service
+        self._repository_labels = repository_labels
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "ameide_requests_total",
@@ -105,7 +130,19 @@ class Metrics:
             ["surface", "operation"],
             registry=self.registry,
         )
-        self.registry.register(_ServiceCollector(service, repository_labels=repository_labels))
+        self.registry.register(_ServiceCollector(service))
+
+    def render(self, caller: Caller | None) -> bytes:
+        """The exposition text for one scrape: the process-level series, then the content
+        counts ``caller`` may see (none for an anonymous scrape, ``caller=None``)."""
+        text = generate_latest(self.registry)
+        if caller is None:
+            return text
+        per_caller = CollectorRegistry()
+        per_caller.register(
+            _QueueCollector(self._service, caller, repository_labels=self._repository_labels)
+        )
+        return text + generate_latest(per_caller)
 
     def observe(self, surface: str, operation: str, status: str, seconds: float) -> None:
         """Count one request and record its latency."""

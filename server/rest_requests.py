@@ -275,6 +275,16 @@ class RationaleRequest(BaseModel):
     rationale: OptionalRationale | None = None
 
 
+class AcceptRequest(RationaleRequest):
+    """An optional rationale, and the proposal version the curator reviewed."""
+
+    expected_version_id: VersionId | None = Field(
+        default=None,
+        description="The proposal's body version you reviewed (its proposal_version_id): "
+        "when the proposal was revised since, the accept is refused (409 CONFLICT).",
+    )
+
+
 class RejectRequest(BaseModel):
     """Why a proposal is rejected (required)."""
 

@@ -11,8 +11,10 @@ count over content counts only what the caller may read.
   its subject ids and payload redacted. Inside a kept payload, ids of unreadable elements,
   versions or proposals are nulled (or left out of lists); a ``relationship.added`` whose
   target is unreadable counts as an event about unreadable content (the relationship itself
-  is invisible); ``baseline.created`` counts only readable pins; the aggregate counts of an
-  ``ingest.run`` are shown only to a caller cleared for every classification.
+  is invisible); ``baseline.created`` counts only readable pins; the totals of an ``ingest.run``
+  (and of ``ingest status``'s last reports: ``ingest_report``) are shown only to a caller cleared
+  for every classification.
+  ``EventTrimmer.subject`` applies the same rule to the subject of an access-log entry (a read).
 - ``readable_items`` keeps the items of a stored context the caller may read (replay and
   citation checks compare only those).
 """
@@ -37,14 +39,19 @@ if TYPE_CHECKING:
 
 _ID = re.compile(r"^(el|ver|prop)_[0-9a-f]{24}$")
 _HIDES_EVENT = ("target_element_id",)  # the relationship is invisible when its target is
-_INGEST_AGGREGATES = (
-    "counts",
-    "skipped_by_code",
-    "links",
-    "supersedes",
-    "versions_written",
-    "repositories",
+_INGEST_RUN_FIELDS = (
+    "repository",
+    "source_repo",
+    "ref",
+    "glob",
+    "from_commit",
+    "to_commit",
+    "full_scan",
+    "noop",
+    "run",
 )
+"""What an ingest run's report (or its ``ingest.run`` event) says besides its totals: the only
+fields shown to a caller not cleared for every classification."""
 
 
 class Visibility:
@@ -123,8 +130,8 @@ class EventTrimmer:
     def __init__(self, visibility: Visibility, repo_key: str) -> None:
         self._vis = visibility
         perm = visibility.permission(repo_key)
+        self._repo_key = repo_key
         self._auditor = perm.can(Action.AUDIT)
-        self._cleared_for_all = perm.may_see(Classification.RESTRICTED)
 
     def views(self, events: Iterable[AuditEvent]) -> list[dict[str, Any]]:
         """The events the caller may see, trimmed; oldest first."""
@@ -139,13 +146,8 @@ class EventTrimmer:
         """One event trimmed, ``None`` when the caller may not even know it happened."""
         vis = self._vis
         payload = e.payload if isinstance(e.payload, Mapping) else {}
-        hidden = not (
-            vis.element(e.element_id) and vis.version(e.version_id) and vis.proposal(e.proposal_id)
-        ) or any(
-            isinstance(payload.get(k), str) and not vis.nameable(payload[k]) for k in _HIDES_EVENT
-        )
         view = event_view(e)
-        if hidden:
+        if self._hidden(e.element_id, e.version_id, e.proposal_id, payload):
             if not self._auditor:
                 return None
             return {
@@ -153,17 +155,47 @@ class EventTrimmer:
                 "element_id": None,
                 "version_id": None,
                 "proposal_id": None,
-                "payload": {"redacted": True},
+                "payload": _redacted(),
             }
         trimmed = self._payload(payload)
         if e.event_type == "baseline.created" and e.baseline_id and "pins" in trimmed:
             b = vis.store.get_baseline(e.baseline_id)
             if b is not None:
                 trimmed["pins"] = sum(1 for el in b.pins if vis.element(el))
-        if e.event_type == "ingest.run" and not self._cleared_for_all:
-            for key in _INGEST_AGGREGATES:
-                trimmed.pop(key, None)
+        if e.event_type == "ingest.run":
+            trimmed = ingest_report(vis, self._repo_key, trimmed)
         return {**view, "payload": trimmed}
+
+    def subject(self, subject: Any) -> dict[str, Any]:
+        """The subject of an access-log entry (a read), by the rule of :meth:`view`: a read of
+        an element, version or proposal the caller may not read is ``{"redacted": true}``;
+        otherwise unreadable ids inside it are nulled (or left out of lists). Only auditors
+        read the access log, so entries are redacted, never dropped: the log keeps no gaps."""
+        fields = subject if isinstance(subject, Mapping) else {}
+        ids = [fields.get(k) for k in ("element_id", "version_id", "proposal_id")]
+        if any(v is not None and not isinstance(v, str) for v in ids):
+            return _redacted()
+        element_id, version_id, proposal_id = ids
+        if self._hidden(element_id, version_id, proposal_id, fields):
+            return _redacted()
+        trimmed: dict[str, Any] = self._payload(fields)
+        return trimmed
+
+    def _hidden(
+        self,
+        element_id: str | None,
+        version_id: str | None,
+        proposal_id: str | None,
+        payload: Mapping[str, Any],
+    ) -> bool:
+        """Whether a record is about content the caller may not read (its subject ids, or a
+        payload key that hides the whole record)."""
+        vis = self._vis
+        return not (
+            vis.element(element_id) and vis.version(version_id) and vis.proposal(proposal_id)
+        ) or any(
+            isinstance(payload.get(k), str) and not vis.nameable(payload[k]) for k in _HIDES_EVENT
+        )
 
     def _payload(self, value: Any) -> Any:
         if isinstance(value, Mapping):
@@ -175,6 +207,35 @@ class EventTrimmer:
         if isinstance(value, str) and not self._vis.nameable(value):
             return None
         return value
+
+
+def ingest_report(vis: Visibility, repo_key: str, report: Mapping[str, Any]) -> dict[str, Any]:
+    """An ingest run's report (``ingest status``) or ``ingest.run`` payload as one caller may
+    see it: whole to a caller cleared for ``restricted`` — to read or to ingest — in ``repo_key``
+    and in every repository the run wrote to; to anyone else only what the run was (source, ref,
+    commits, run number), none of its totals, skips, paths or PII counts: they count content the
+    caller may not read."""
+    written = report.get("repositories")
+    repos = (
+        {repo_key, *(r for r in written if isinstance(r, str))}
+        if isinstance(written, list)
+        else {repo_key}
+    )
+    if all(_cleared_for_all(vis.permission(r)) for r in repos):
+        return dict(report)
+    return {k: report[k] for k in _INGEST_RUN_FIELDS if k in report}
+
+
+def _cleared_for_all(perm: Permission) -> bool:
+    """Cleared for every classification, to read or to ingest (an ingestor cleared for it is
+    handed every run's totals by the run itself)."""
+    top = Classification.RESTRICTED
+    return perm.may_see(top) or perm.may_act_on(Action.INGEST, top)
+
+
+def _redacted() -> dict[str, Any]:
+    """The payload (or access-log subject) of a record about content the caller may not read."""
+    return {"redacted": True}
 
 
 def readable_items(vis: Visibility, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -148,26 +148,31 @@ class History:
         return key
 
     def access_log(self, caller: Caller, repo: str, limit: int = 1000) -> list[dict[str, Any]]:
-        """Who read what, on behalf of whom and why (auditors)."""
+        """Who read what, on behalf of whom and why (auditors), newest first.
+
+        Trimmed like :meth:`history`: a read of content above the auditor's clearance keeps
+        its row, its subject redacted (``{"redacted": true}``); ids the auditor may not read
+        are nulled or left out of lists."""
         key = repo_key(repo)
         with self.k.uow(readonly=True) as uow:
             perm = self.k.gate.repository(uow, caller, key, Action.READ)
             if not perm.can(Action.AUDIT):
                 raise PermissionDenied(f"{caller.principal_id} may not read the access log")
             rows = uow.store.access_log(key, limit)
-        return [
-            {
-                "access_id": r["access_id"],
-                "at": iso(r["at"]),
-                "principal_id": r["principal_id"],
-                "on_behalf_of": r["on_behalf_of"],
-                "purpose": r["purpose"],
-                "operation": r["operation"],
-                "repository_id": r["repo_key"],
-                "subject": r["subject"],
-            }
-            for r in rows
-        ]
+            trimmer = EventTrimmer(Visibility(self.k.gate, uow, caller), key)
+            return [
+                {
+                    "access_id": r["access_id"],
+                    "at": iso(r["at"]),
+                    "principal_id": r["principal_id"],
+                    "on_behalf_of": r["on_behalf_of"],
+                    "purpose": r["purpose"],
+                    "operation": r["operation"],
+                    "repository_id": r["repo_key"],
+                    "subject": trimmer.subject(r["subject"]),
+                }
+                for r in rows
+            ]
 
 
 def _genesis(chain_key: str) -> str | None:

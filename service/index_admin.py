@@ -1,14 +1,18 @@
-"""Use cases: the derived indexes (status, rebuild, embeddings) and caller-free health."""
+"""Use cases: the derived indexes (status, rebuild, embeddings), caller-free health, and the
+proposal queue sizes metrics show (per caller)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from domain.errors import FailedPrecondition, PermissionDenied
+from domain.model import ProposalStatus
 from domain.permissions import Action
+from domain.values import Classification
 from projection.keyword_index import KeywordIndex
-from service.authz import Caller
+from service.authz import Caller, Permission
 from service.background import BackgroundUpkeep
+from service.event_trimming import Visibility
 from service.index_ops import IndexMaintainer
 from service.kernel import Kernel
 from service.semantic_recall import SemanticRecall
@@ -101,12 +105,39 @@ class IndexAdmin:
         ready = index is None or (index["on_disk"] and not index["behind_pruning"])
         return {"ready": ready, "database": "ok", "index": index}
 
-    def open_proposal_counts(self) -> dict[str, int]:
-        """Caller-free queue sizes for metrics: OPEN proposals per repository (counts only)."""
+    def open_proposal_counts(self, caller: Caller) -> dict[str, int]:
+        """Queue sizes for metrics: OPEN proposals per repository, counting only the proposals
+        ``caller`` may read (``Gate.sees``, as every read): all of them where it curates or
+        audits cleared for ``restricted`` — everywhere, for a global admin — its own as an
+        agent, none as a reader. Repositories where it sees none are absent, so the answer
+        never names nor counts another tenant's work. Not logged (scrapes are frequent)."""
         with self.k.uow(readonly=True) as uow:
-            return uow.store.open_proposal_counts()
+            totals = uow.store.open_proposal_counts()
+            perms = self.k.gate.permissions(uow, caller, totals)
+            vis = Visibility(self.k.gate, uow, caller)
+            counts: dict[str, int] = {}
+            for repo, total in sorted(totals.items()):
+                perm = perms[repo]
+                if not perm.can(Action.READ):
+                    continue
+                if _sees_every_proposal(perm):
+                    n = total
+                else:
+                    open_ = uow.store.list_proposals(repo, ProposalStatus.OPEN)
+                    n = sum(1 for p in open_ if vis.proposal(p.proposal_id))
+                if n:
+                    counts[repo] = n
+            return counts
 
     def _indexer(self) -> IndexMaintainer[KeywordIndex]:
         if self.indexer is None:
             raise FailedPrecondition("this service runs without a keyword index")
         return self.indexer
+
+
+def _sees_every_proposal(perm: Permission) -> bool:
+    """Whether every proposal of a repository is readable to ``perm`` without asking each:
+    a curator or auditor (``may_read_proposal``) cleared for every classification."""
+    return (perm.can(Action.CURATE) or perm.can(Action.AUDIT)) and perm.may_see(
+        Classification.RESTRICTED
+    )

@@ -40,6 +40,7 @@ from ingest.state import MirrorState
 from service.authz import Caller
 from service.classification import above_clearance
 from service.core import repo_key
+from service.event_trimming import Visibility, ingest_report
 from service.ingest_links import LinkMirror
 from service.ingest_mirror import FileMirror, IngestRun, Progress
 from service.kernel import Kernel
@@ -231,7 +232,8 @@ class Ingest:
 
     # -- status and explain --------------------------------------------------------------
     def ingest_status(self, caller: Caller, repo: str) -> dict[str, Any]:
-        """The last run of every source ingested into ``repo`` (readers and ingestors)."""
+        """The last run of every source ingested into ``repo`` (readers and ingestors); the
+        last reports' totals only for callers cleared for ``restricted``."""
         key = repo_key(repo)
         with self.k.uow(readonly=True) as uow:
             try:
@@ -239,9 +241,11 @@ class Ingest:
             except PermissionDenied:
                 self.k.gate.repository(uow, caller, key, Action.INGEST)
             rows = uow.store.list_ingest_sources(key)
+            vis = Visibility(self.k.gate, uow, caller)
+            sources = [_source_view(r, vis, key) for r in rows]
             self.k.audit.log_read(uow, caller, "ingest.status", key)
             uow.commit()
-        return {"repository": key, "sources": [_source_view(r) for r in rows]}
+        return {"repository": key, "sources": sources}
 
     def routing_explain(
         self,
@@ -381,8 +385,10 @@ def _routing_config(routing: str | None, name: str) -> RoutingConfig | None:
         ) from None
 
 
-def _source_view(row: dict[str, Any]) -> dict[str, Any]:
-    """One ``ingest_sources`` record for ``ingest status``."""
+def _source_view(row: dict[str, Any], vis: Visibility, key: str) -> dict[str, Any]:
+    """One ``ingest_sources`` record for ``ingest status``; the last report's totals only for
+    a caller cleared for ``restricted`` (``service.event_trimming.ingest_report``)."""
+    report = row["last_report"]
     return {
         "source_repo": row["source_repo"],
         "last_commit": row["last_commit"],
@@ -390,5 +396,5 @@ def _source_view(row: dict[str, Any]) -> dict[str, Any]:
         "last_run_at": iso(row["last_run_at"]),
         "last_run_by": row["last_run_by"],
         "run_count": row["run_count"],
-        "last_report": row["last_report"],
+        "last_report": ingest_report(vis, key, report) if isinstance(report, dict) else report,
     }

@@ -21,7 +21,13 @@ from domain.model import (
     ProposalStatus,
 )
 from domain.permissions import Action
-from domain.values import MAX_RATIONALE_CHARS, Classification, SourceKind, validate_text
+from domain.values import (
+    MAX_RATIONALE_CHARS,
+    Classification,
+    SourceKind,
+    validate_id,
+    validate_text,
+)
 from service.authz import Caller, Permission
 from service.core import UnitOfWork, existing, head_version, stored_element
 from service.decisions import Decisions, Outcome, Pin
@@ -46,9 +52,9 @@ class Review:
         expected_version_id: str | None = None,
     ) -> dict[str, Any]:
         """Accept a fresh, clean, OPEN proposal: new version, head CAS, accepted_as, decision.
-        ``expected_version_id``: the proposal's body version the curator reviewed; a proposal
-        revised since is refused (CONFLICT), so nobody accepts a body they did not see."""
-        rationale = validate_text(rationale, "rationale", MAX_RATIONALE_CHARS, required=False)
+        ``expected_version_id``: the proposal version the curator reviewed (every surface passes
+        it); one revised since is refused (CONFLICT), so nobody accepts a body they did not see."""
+        rationale = _valid_accept_inputs(rationale, expected_version_id)
         with self.k.uow() as uow:
             p, perm = self.book.load(uow, caller, proposal_id)
             body_el = stored_element(uow.store, p.element_id)
@@ -102,7 +108,8 @@ class Review:
     def accept_preview(self, caller: Caller, proposal_id: str) -> dict[str, Any]:
         """What accepting would do, without doing it: whether it would be accepted, and if not
         the refusal accepting would give (stale, conflicts, not OPEN, not allowed); which
-        element's head moves from which version, and the new version's sequence number."""
+        element's head moves from which version, and the new version's sequence number; the
+        proposal version previewed (to pass to ``accept`` as ``expected_version_id``)."""
         with self.k.uow(readonly=True) as uow:
             p, perm = self.book.load(uow, caller, proposal_id)
             body_el = stored_element(uow.store, p.element_id)
@@ -124,6 +131,7 @@ class Review:
             uow.commit()
         return {
             "proposal_id": proposal_id,
+            "proposal_version_id": view["proposal_version_id"],
             "would_accept": refusal is None,
             "refusal": refusal,
             "stale": view["stale"],
@@ -229,6 +237,14 @@ class Review:
             "rebased_from_view": {"proposal_id": proposal_id, "status": "REBASED"},
             "version": version_view(new_v, with_body=False),
         }
+
+
+def _valid_accept_inputs(rationale: str | None, expected_version_id: str | None) -> str:
+    """The rationale checked; ``expected_version_id``, when given, must be a version id (the
+    console's form, REST's body, gRPC's field and the CLI's ``--expected-version`` pass it)."""
+    if expected_version_id is not None:
+        validate_id(expected_version_id, "ver", "expected_version_id")
+    return validate_text(rationale, "rationale", MAX_RATIONALE_CHARS, required=False)
 
 
 def _ensure_reviewed(proposal_id: str, current: str, expected: str | None) -> None:

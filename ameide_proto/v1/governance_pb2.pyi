@@ -145,12 +145,14 @@ class ReviseProposalRequest(_message.Message):
     def __init__(self, proposal_id: _Optional[str] = ..., body: _Optional[str] = ..., summary: _Optional[str] = ..., title: _Optional[str] = ...) -> None: ...
 
 class AcceptProposalRequest(_message.Message):
-    __slots__ = ("proposal_id", "rationale")
+    __slots__ = ("proposal_id", "rationale", "expected_version_id")
     PROPOSAL_ID_FIELD_NUMBER: _ClassVar[int]
     RATIONALE_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     proposal_id: str
     rationale: str
-    def __init__(self, proposal_id: _Optional[str] = ..., rationale: _Optional[str] = ...) -> None: ...
+    expected_version_id: str
+    def __init__(self, proposal_id: _Optional[str] = ..., rationale: _Optional[str] = ..., expected_version_id: _Optional[str] = ...) -> None: ...
 
 class RejectProposalRequest(_message.Message):
     __slots__ = ("proposal_id", "rationale")

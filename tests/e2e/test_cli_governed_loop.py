@@ -293,3 +293,52 @@ def test_proposal_show_of_a_stale_proposal_on_an_unpublished_element_says_so(rep
     assert (view["published_version_id"], view["diff_against_published"]) == (None, None)
     text = cli("proposal", "show", ids[1], as_=repo.curator).stdout
     assert "the target is not published" in text
+
+
+def test_accept_takes_only_the_proposal_version_the_curator_reviewed(repo, files):
+    """The curator reviews version A (``--dry-run`` names it); the agent revises the proposal to
+    B; ``accept --expected-version A`` is refused with CONFLICT and nothing is accepted; the
+    version now shown is accepted, and a plain ``accept`` names the version it took."""
+    cli = repo.cli
+    element, v1 = repo.canonical()
+    p = cli.ok(
+        "propose", "--repo", repo.key, "--element", element, "--target-version", v1,
+        "--body-file", files("a.md", "# Testing SOP\n\nRun it twice.\n"), "--summary", "twice",
+        as_=repo.agent,
+    )  # fmt: skip
+    reviewed = cli.ok("accept", p["proposal_id"], "--dry-run", as_=repo.curator)
+    assert reviewed["proposal_version_id"] == p["proposal_version_id"]
+    people = cli("accept", p["proposal_id"], "--dry-run", as_=repo.curator)
+    assert p["proposal_version_id"] in people.stdout
+    revised = cli.ok(
+        "proposal", "revise", p["proposal_id"],
+        "--body-file", files("b.md", "# Testing SOP\n\nDelete everything.\n"), as_=repo.agent,
+    )  # fmt: skip
+    assert revised["proposal_version_id"] != p["proposal_version_id"]
+
+    refused = cli(
+        "accept", p["proposal_id"], "--expected-version", p["proposal_version_id"],
+        as_=repo.curator,
+    )  # fmt: skip
+    assert refused.exit_code == 6
+    assert re.fullmatch(r"error: CONFLICT: [^\n]*revised after version [^\n]*\n", refused.stderr)
+    assert cli.ok("proposal", "show", p["proposal_id"], as_=repo.curator)["status"] == "OPEN"
+    malformed = cli("accept", p["proposal_id"], "--expected-version", "v2", as_=repo.curator)
+    assert malformed.exit_code == 2
+    assert "expected_version_id" in malformed.stderr
+
+    done = cli.ok(
+        "accept", p["proposal_id"], "--expected-revision", revised["proposal_version_id"],
+        as_=repo.curator,
+    )  # fmt: skip
+    assert done["status"] == "ACCEPTED"
+
+    q = cli.ok(
+        "propose", "--repo", repo.key, "--element", element,
+        "--target-version", done["result_version_id"],
+        "--body-file", files("c.md", "# Testing SOP\n\nRun it once.\n"), "--summary", "once",
+        as_=repo.agent,
+    )  # fmt: skip
+    plain = cli("accept", q["proposal_id"], as_=repo.curator)
+    assert plain.exit_code == 0, plain.stderr
+    assert f"accepted {q['proposal_id']} (version {q['proposal_version_id']})" in plain.stdout

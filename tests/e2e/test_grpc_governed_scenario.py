@@ -425,3 +425,57 @@ def test_repositories_grants_tokens_and_erasure_are_administered_over_grpc(
     global_chain = g.call(gv.VerifyAudit, gov.VerifyAuditRequest(), w.admin)
     assert global_chain.ok is True
     assert not global_chain.HasField("repository_id")
+
+
+def test_accept_takes_only_the_proposal_version_the_curator_reviewed(client: GrpcClient) -> None:
+    """AcceptProposal with ``expected_version_id``: a proposal revised after the version the
+    curator reviewed is refused (ABORTED / CONFLICT, naming both versions) and stays OPEN."""
+    g, w = client, client.world
+    el, v1 = w.canonical()
+    opened = g.call(
+        g.governance.Propose,
+        gov.ProposeRequest(
+            repository_id=w.repo, element_id=el, target_version_id=v1,
+            body="# Testing SOP\n\nRun it twice.\n", summary="twice",
+        ),
+        w.agent,
+    )  # fmt: skip
+    reviewed = g.call(
+        g.governance.GetProposal, gov.GetProposalRequest(proposal_id=opened.proposal_id), w.curator
+    ).proposal_version_id
+    revised = g.call(
+        g.governance.ReviseProposal,
+        gov.ReviseProposalRequest(
+            proposal_id=opened.proposal_id, body="# Testing SOP\n\nDelete everything.\n"
+        ),
+        w.agent,
+    )
+    assert revised.proposal_version_id != reviewed
+    refused = g.fail(
+        g.governance.AcceptProposal,
+        gov.AcceptProposalRequest(proposal_id=opened.proposal_id, expected_version_id=reviewed),
+        w.curator,
+    )
+    assert (refused.status, refused.code) == (grpc.StatusCode.ABORTED, "CONFLICT")
+    assert refused.details == {
+        "expected_version_id": reviewed,
+        "proposal_version_id": revised.proposal_version_id,
+    }
+    still = g.call(
+        g.governance.GetProposal, gov.GetProposalRequest(proposal_id=opened.proposal_id), w.curator
+    )
+    assert still.status == "OPEN"
+    malformed = g.fail(
+        g.governance.AcceptProposal,
+        gov.AcceptProposalRequest(proposal_id=opened.proposal_id, expected_version_id="nope"),
+        w.curator,
+    )
+    assert malformed.status == grpc.StatusCode.INVALID_ARGUMENT
+    done = g.call(
+        g.governance.AcceptProposal,
+        gov.AcceptProposalRequest(
+            proposal_id=opened.proposal_id, expected_version_id=revised.proposal_version_id
+        ),
+        w.curator,
+    )
+    assert done.status == "ACCEPTED"

@@ -218,9 +218,11 @@ def test_metrics_need_a_token_and_name_no_repository_by_default(rest: Rest) -> N
         w.agent, w.repo, body="# Testing SOP\n\nRun it.\n", summary="edit",
         element_id=element, target_version_id=v1,
     )  # fmt: skip
-    text = rest.client.get("/metrics", headers=rest.headers(w.reader)).text
+    text = rest.client.get("/metrics", headers=rest.headers(w.curator)).text
     assert re.search(r"^ameide_proposal_queue_size 1\.0$", text, re.M)
     assert w.repo not in text
+    text = rest.client.get("/metrics", headers=rest.headers(w.reader)).text
+    assert re.search(r"^ameide_proposal_queue_size 0\.0$", text, re.M)  # not hers to count
 
 
 def test_metrics_show_the_proposal_queue_per_repository_when_asked(world: World) -> None:
@@ -237,10 +239,16 @@ def _proposal_queue_per_repository(rest: Rest) -> None:
             element_id=element, target_version_id=v1,
         )  # fmt: skip
     gauge = rf'^ameide_proposal_queue_size\{{repository="{re.escape(w.repo)}"\}} (\S+)$'
-    assert re.search(gauge, rest.client.get("/metrics").text, re.M).group(1) == "2.0"
+    curator = rest.headers(w.curator)
+    assert (
+        re.search(gauge, rest.client.get("/metrics", headers=curator).text, re.M).group(1) == "2.0"
+    )
     newest = w.svc.proposal_list(w.curator, w.repo, status="OPEN")[-1]
     w.svc.reject(w.curator, newest["proposal_id"], rationale="not now")
-    assert re.search(gauge, rest.client.get("/metrics").text, re.M).group(1) == "1.0"
+    assert (
+        re.search(gauge, rest.client.get("/metrics", headers=curator).text, re.M).group(1) == "1.0"
+    )
+    assert "ameide_proposal_queue_size" not in rest.client.get("/metrics").text  # no token
 
 
 def test_probes_and_openapi_are_served_without_a_token(rest: Rest) -> None:

@@ -176,3 +176,33 @@ def test_rest_audit_verify_reports_a_deleted_chain_as_broken(rest: Rest) -> None
     verdict = rest.ok("GET", f"{rest.repo_path}/audit/verify", w.auditor)
     assert (verdict["ok"], verdict["events_checked"]) == (False, 0)
     assert "repository.created" in verdict["reason"]
+
+
+def test_accept_takes_only_the_proposal_version_the_curator_reviewed(rest: Rest) -> None:
+    """``POST …/accept {"expected_version_id"}``: a proposal revised after the version the
+    curator reviewed is refused (409 CONFLICT, naming both versions) and stays OPEN."""
+    w = rest.world
+    el, v1 = w.canonical()
+    opened = rest.ok(
+        "POST", f"{rest.repo_path}/proposals", w.agent,
+        json={"element_id": el, "target_version_id": v1, "summary": "twice",
+              "body": "# Testing SOP\n\nRun it twice.\n"},
+    )  # fmt: skip
+    pid = opened["proposal_id"]
+    reviewed = rest.ok("GET", f"/v1/proposals/{pid}", w.curator)["proposal_version_id"]
+    revised = rest.ok(
+        "POST", f"/v1/proposals/{pid}/revise", w.agent,
+        json={"body": "# Testing SOP\n\nDelete everything.\n"},
+    )["proposal_version_id"]  # fmt: skip
+    assert revised != reviewed
+    accept = f"/v1/proposals/{pid}/accept"
+    refused = rest.fail("POST", accept, w.curator, 409, json={"expected_version_id": reviewed})
+    assert refused["code"] == "CONFLICT"
+    assert refused["details"] == {"expected_version_id": reviewed, "proposal_version_id": revised}
+    assert rest.ok("GET", f"/v1/proposals/{pid}", w.curator)["status"] == "OPEN"
+    malformed = rest.fail("POST", accept, w.curator, 400, json={"expected_version_id": "v2"})
+    assert malformed["code"] == "INVALID_ARGUMENT"
+    done = rest.ok(
+        "POST", accept, w.curator, json={"expected_version_id": revised, "rationale": "seen"}
+    )
+    assert done["status"] == "ACCEPTED"

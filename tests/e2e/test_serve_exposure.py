@@ -6,6 +6,7 @@ Every test runs a real server (uvicorn + gRPC) on a loopback port; request loops
 
 from __future__ import annotations
 
+import re
 import socket
 import ssl
 import subprocess
@@ -19,7 +20,7 @@ import pytest
 
 from domain.errors import InvalidArgument
 from server.serve import AmeideServer, Endpoints, ServeConfig
-from tests.conftest import World
+from tests.conftest import World, make_world
 from tests.e2e.mcp_harness import http_session, structured
 from tests.e2e.serve_harness import serving
 
@@ -83,6 +84,55 @@ def test_metrics_need_a_token_on_the_served_port(world: World) -> None:
         assert world.repo not in scraped.text
     with serving(world, metrics_public=True) as (_, endpoints):
         assert httpx.get(endpoints.metrics).status_code == 200
+
+
+def _queue(text: str) -> dict[str, float]:
+    """``ameide_proposal_queue_size`` series of a scrape: repository (``""`` unlabelled) → n."""
+    found = re.findall(
+        r'^ameide_proposal_queue_size(?:\{repository="([^"]*)"\})? (\S+)$', text, re.M
+    )
+    return {repo: float(n) for repo, n in found}
+
+
+def _propose(w: World, n: int) -> None:
+    element, v1 = w.canonical()
+    for i in range(n):
+        w.svc.propose(
+            w.agent, w.repo, body=f"# Testing SOP\n\nRun it {i}.\n", summary=f"edit {i}",
+            element_id=element, target_version_id=v1,
+        )  # fmt: skip
+
+
+def test_metrics_count_only_the_proposals_the_token_may_read(world: World) -> None:
+    """Two tenants on one server: the proposal queue a token scrapes counts only proposals its
+    principal may read — a curator its repository's, an agent its own, a reader none — never
+    another tenant's; a global admin counts all; a public scrape without a token, none."""
+    other = make_world(world.app)  # another tenant, same database and server
+    _propose(world, 2)
+    _propose(other, 1)
+
+    def token(principal: str) -> dict[str, str]:
+        secret = world.svc.create_token(world.admin, principal)["token"]
+        return {"Authorization": f"Bearer {secret}"}
+
+    curator, reader = token(world.curator.principal_id), token(world.reader.principal_id)
+    other_agent, admin = token(other.agent.principal_id), token(world.admin.principal_id)
+    with serving(world, metrics_public=True) as (_, endpoints):
+        scrape = lambda headers: httpx.get(endpoints.metrics, headers=headers).text  # noqa: E731
+        assert _queue(scrape(curator)) == {"": 2.0}  # not 3: the other tenant's is not counted
+        assert _queue(scrape(other_agent)) == {"": 1.0}
+        assert _queue(scrape(reader)) == {"": 0.0}  # proposals do not exist for readers
+        assert _queue(scrape(admin))[""] >= 3.0  # a global admin: every repository
+        anonymous = scrape({})
+        assert "ameide_requests_total" in anonymous
+        assert "ameide_proposal_queue_size" not in anonymous
+    with serving(world, metrics_repository_labels=True) as (_, endpoints):
+        scrape = lambda headers: httpx.get(endpoints.metrics, headers=headers).text  # noqa: E731
+        assert _queue(scrape(curator)) == {world.repo: 2.0}
+        assert _queue(scrape(other_agent)) == {other.repo: 1.0}
+        assert _queue(scrape(reader)) == {}
+        everything = _queue(scrape(admin))
+        assert (everything[world.repo], everything[other.repo]) == (2.0, 1.0)
 
 
 # -- idle, half-sent and too many connections -------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -11,6 +12,7 @@ from domain.errors import NotFound, PermissionDenied
 from service.authz import Caller
 from storage import schema as t
 from tests.conftest import World
+from tests.read_world import publish, request
 
 
 def test_the_access_log_names_who_read_what_for_whom_and_why(world: World):
@@ -98,3 +100,47 @@ def test_logged_reads_racing_writes_on_sqlite_never_fail(world: World):
         if r["operation"] == "element.get"
     ]
     assert len(reads) == 50
+
+
+def test_the_access_log_redacts_reads_of_content_above_the_auditors_clearance(world: World):
+    """An internal auditor sees that a restricted element, version and proposal were read (the
+    log keeps no gaps), but not which: like history, ids nulled and ``{"redacted": true}``."""
+    svc = world.svc
+    svc.grant(world.admin, world.curator.principal_id, "curator", world.repo, "restricted")
+    svc.grant(world.admin, world.publisher.principal_id, "publisher", world.repo, "restricted")
+    svc.grant(world.admin, world.agent.principal_id, "agent", world.repo, "restricted")
+    internal, internal_v = world.canonical("Doc internal", "# Doc internal\n\nzebra notes\n")
+    secret, secret_v = world.canonical(
+        "Doc restricted", "# Doc restricted\n\nzebra secrets\n", classification="restricted"
+    )
+    proposal = svc.propose(
+        world.agent, world.repo, body="# Doc restricted\n\nzebra more secrets\n",
+        summary="edit", element_id=secret, target_version_id=secret_v,
+    )["proposal_id"]  # fmt: skip
+    publish(world)
+    svc.get_element(world.curator, secret)
+    svc.get_element(world.curator, internal)
+    svc.get_version(world.curator, secret_v)
+    svc.proposal_show(world.curator, proposal)
+    svc.read_context(world.curator, request(world.repo, "zebra", budget={"max_items": 10}))
+
+    rows = svc.access_log(world.auditor, world.repo)
+    text = json.dumps(rows)
+    for hidden in (secret, secret_v, proposal):
+        assert hidden not in text
+    ops = [r["operation"] for r in rows]
+    assert {"element.get", "version.get", "proposal.show", "read_context"} <= set(ops)
+    redacted = [r for r in rows if r["subject"] == {"redacted": True}]
+    assert sorted(r["operation"] for r in redacted) == [
+        "element.get",
+        "proposal.show",
+        "version.get",
+    ]
+    shown = [r for r in rows if r["operation"] == "element.get" and r not in redacted]
+    assert shown[0]["subject"] == {"element_id": internal, "version_id": internal_v}
+    (context,) = [r for r in rows if r["operation"] == "read_context"]
+    assert context["subject"]["version_ids"] == [internal_v]  # the restricted hit is left out
+    # an auditor cleared for restricted sees every id
+    full = json.dumps(svc.access_log(Caller(world.admin.principal_id), world.repo))
+    for hidden in (secret, secret_v, proposal):
+        assert hidden in full

@@ -454,19 +454,50 @@ def test_ingesting_needs_an_ingestor_grant(mirror):
 
 
 def test_status_shows_the_last_run_per_source_to_ingestors_and_readers(sqlite_mirror):
+    """Every reader and ingestor sees which sources ran, when and at which commit; the last
+    report's totals (counts, skips and their paths, PII, links) only a caller cleared for
+    ``restricted``, to read or to ingest: they count content the others may not read."""
     mirror = sqlite_mirror
+    world = mirror.world
     c1 = first_commit(mirror.git)
     mirror.run()
     mirror.run()
-    for caller in (mirror.ingestor, mirror.world.reader):
-        status = mirror.svc.ingest_status(caller, mirror.world.repo)
+    restricted_reader = Caller(f"user:top-{world.repo.split('/')[0]}")
+    world.svc.grant(world.admin, restricted_reader.principal_id, "reader", world.repo, "restricted")
+    restricted_ingestor = Caller(f"service:top-{world.repo.split('/')[0]}")
+    world.svc.grant(
+        world.admin, restricted_ingestor.principal_id, "ingestor", world.repo, "restricted"
+    )
+    below = (mirror.ingestor, world.reader, world.auditor)  # internal clearance
+    for caller in (*below, restricted_reader, restricted_ingestor):
+        status = world.svc.ingest_status(caller, world.repo)
         (source,) = status["sources"]
         assert source["source_repo"] == str(mirror.git.root.resolve())
         assert source["last_commit"] == c1
         assert source["run_count"] == 1  # the no-op re-run recorded nothing
-        assert source["last_report"]["counts"]["new"] == 4
+        report = source["last_report"]
+        assert (report["to_commit"], report["source_repo"]) == (c1, source["source_repo"])
+        if caller in below:
+            assert set(report) <= {
+                "repository", "source_repo", "ref", "glob", "from_commit", "to_commit",
+                "full_scan", "noop", "run",
+            }  # fmt: skip
+        else:
+            assert report["counts"]["new"] == 4
+            assert {"skipped", "pii", "links"} <= set(report)
     with pytest.raises(NotFound):
-        mirror.svc.ingest_status(mirror.world.stranger, mirror.world.repo)
+        world.svc.ingest_status(world.stranger, world.repo)
+    # history says the same of the run's ingest.run event
+    (run,) = [
+        e for e in world.svc.history(world.reader, world.repo) if e["event_type"] == "ingest.run"
+    ]
+    assert run["payload"]["to_commit"] == c1
+    assert "counts" not in run["payload"]
+    (run,) = [
+        e for e in world.svc.history(restricted_reader, world.repo)
+        if e["event_type"] == "ingest.run"
+    ]  # fmt: skip
+    assert run["payload"]["counts"]["new"] == 4
 
 
 @pytest.mark.parametrize(

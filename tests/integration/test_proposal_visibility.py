@@ -1,8 +1,9 @@
 """One visibility rule for proposals on every path (issue 12, item 7; product.md §3): curators,
 publishers, admins and auditors read every proposal; an agent reads its own; a reader or another
 agent learns nothing of one — not through the queue, the proposal view, the proposal's element,
-its versions, the relationships and neighbourhood of the page it targets, the history, or a
-read. Each path is asked for each role; any disagreement with the rule fails."""
+its versions, the relationships and neighbourhood of the page it targets, the history, a read,
+or the proposal queue size ``/metrics`` counts. Each path is asked for each role; any
+disagreement with the rule fails."""
 
 from __future__ import annotations
 
@@ -76,6 +77,7 @@ PATHS: dict[str, Callable[[Scene, Caller], bool]] = {
     "read_context": lambda s, c: (
         MARKER in str(s.w.svc.read_context(c, request(s.w.repo, MARKER, selector="head")))
     ),
+    "metrics queue count": lambda s, c: s.w.svc.open_proposal_counts(c).get(s.w.repo, 0) == 1,
 }
 
 
@@ -92,3 +94,26 @@ def test_every_path_agrees_with_the_proposal_visibility_rule(scene: Scene, role:
     # a proposal is never part of a read_context: low-trust drafts are not context for anyone
     expected_by_path = {n: (False if n == "read_context" else expected) for n in PATHS}
     assert answers == expected_by_path
+
+
+def test_the_metrics_queue_count_leaves_out_proposals_above_clearance(world: World) -> None:
+    """A curator cleared for ``internal`` does not count a proposal on a restricted page; one
+    cleared for ``restricted`` does (the count is of what each may read, like every read)."""
+    svc = world.svc
+    svc.grant(world.admin, world.agent.principal_id, "agent", world.repo, "restricted")
+    top = Caller(world.curator.principal_id.replace("user:", "user:top-"))
+    svc.grant(world.admin, top.principal_id, "curator", world.repo, "restricted")
+    for level in ("internal", "restricted"):
+        out = svc.create_element(
+            top, world.repo, title=f"Doc {level}", body=f"# Doc {level}\n\nText.\n",
+            classification=level,
+        )  # fmt: skip
+        el, v1 = out["element"]["element_id"], out["version"]["version_id"]
+        svc.propose(
+            world.agent, world.repo, body=f"# Doc {level}\n\nMore text.\n", summary="edit",
+            element_id=el, target_version_id=v1,
+        )  # fmt: skip
+    assert svc.open_proposal_counts(world.curator) == {world.repo: 1}
+    assert svc.open_proposal_counts(top) == {world.repo: 2}
+    assert svc.open_proposal_counts(world.agent) == {world.repo: 2}  # its own, cleared for both
+    assert svc.open_proposal_counts(world.reader) == {}
