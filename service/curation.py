@@ -82,7 +82,12 @@ class Curation:
             client_request_id = validate_text(client_request_id, "client_request_id", 200)
         target = (kind.value, element_id, target_version_id, title)
         content = (body, summary, sel.kind.value, baseline_id, metadata)
-        fingerprint = _fingerprint(*target, *content, type_key, element_kind, classification)
+        # Whom the proposal is for is part of the request: a gateway replaying one user's
+        # client_request_id for another user never gets the first user's proposal back.
+        subject = () if caller.on_behalf_of is None else (caller.on_behalf_of,)
+        fingerprint = _fingerprint(
+            *target, *content, type_key, element_kind, classification, *subject
+        )
         with self.k.uow() as uow:
             perm = self.k.gate.repository(uow, caller, key, Action.PROPOSE)
             replay = self._replay(uow, key, caller, client_request_id, fingerprint)

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from domain.errors import InvalidArgument, NotFound, PermissionDenied
+from domain.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
 from service.authz import Caller
 from tests.conftest import World
 
@@ -174,3 +174,23 @@ def test_without_a_delegation_existing_and_missing_objects_get_the_same_refusal(
             answers.append(err.value.message)
         assert answers[0] == answers[1], call
     assert svc.proposal_show(world.curator, p)["status"] == "OPEN"
+
+
+def test_a_gateway_replaying_one_users_request_id_for_another_gets_nothing_of_the_first(
+    world: World,
+) -> None:
+    svc = world.svc
+    gateway = Caller(f"service:gw-{secrets.token_hex(3)}", purpose="test")
+    svc.grant(world.admin, gateway.principal_id, "agent", world.repo)
+    svc.grant(world.admin, gateway.principal_id, "delegate", world.repo, on_behalf_of="user:*")
+    alice, bob = (f"user:{n}-{secrets.token_hex(3)}" for n in ("alice", "bob"))
+    for user in (alice, bob):
+        svc.grant(world.admin, user, "agent", world.repo)
+    el, v1 = world.canonical()
+    same = {"body": "x\n", "summary": "s", "element_id": el, "target_version_id": v1,
+            "client_request_id": "req-1"}  # fmt: skip
+    first = svc.propose(replace(gateway, on_behalf_of=alice), world.repo, **same)
+    again = svc.propose(replace(gateway, on_behalf_of=alice), world.repo, **same)
+    assert (again["proposal_id"], again["replay"]) == (first["proposal_id"], True)
+    with pytest.raises(AlreadyExists):
+        svc.propose(replace(gateway, on_behalf_of=bob), world.repo, **same)
