@@ -80,14 +80,9 @@ class Curation:
         sel = TargetSelector(selector_kind(selector), baseline_id)
         if client_request_id is not None:
             client_request_id = validate_text(client_request_id, "client_request_id", 200)
-        target = (kind.value, element_id, target_version_id, title)
+        target = (kind.value, element_id, target_version_id, title, *_subject(caller))
         content = (body, summary, sel.kind.value, baseline_id, metadata)
-        # Whom the proposal is for is part of the request: a gateway replaying one user's
-        # client_request_id for another user never gets the first user's proposal back.
-        subject = () if caller.on_behalf_of is None else (caller.on_behalf_of,)
-        fingerprint = _fingerprint(
-            *target, *content, type_key, element_kind, classification, *subject
-        )
+        fingerprint = _fingerprint(*target, *content, type_key, element_kind, classification)
         with self.k.uow() as uow:
             perm = self.k.gate.repository(uow, caller, key, Action.PROPOSE)
             replay = self._replay(uow, key, caller, client_request_id, fingerprint)
@@ -268,6 +263,12 @@ class Curation:
 
 
 _change_kind = change_kind  # ``propose``'s keyword shadows the parser
+
+
+def _subject(caller: Caller) -> tuple[str, ...]:
+    """Whom a proposal is for, as part of its request: a gateway replaying one user's
+    ``client_request_id`` for another user never gets the first user's proposal back."""
+    return () if caller.on_behalf_of is None else (caller.on_behalf_of,)
 
 
 def _fingerprint(*request: Any) -> str:
