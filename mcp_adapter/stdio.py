@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import anyio
 from mcp.server import ServerRequestContext
@@ -64,26 +64,16 @@ def serve_stdio(service: MemoryService, caller: Caller, settings: McpSettings) -
     anyio.run(main)
 
 
-class _EncodableReplies:
-    """The write stream, but a message that cannot be encoded (a lone surrogate) is sent with
-    U+FFFD in its place rather than ending the transport."""
+class _Wrapped:
+    """A stream wrapper: closing it (or leaving its ``async with``) closes the stream inside."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
 
-    async def send(self, item: SessionMessage, /) -> None:
-        try:
-            item.message.model_dump_json(by_alias=True, exclude_unset=True)
-        except PydanticSerializationError:
-            raw = item.message.model_dump(by_alias=True, exclude_unset=True)
-            clean = jsonrpc_message_adapter.validate_python(replace_lone_surrogates(raw))
-            item = SessionMessage(clean, metadata=item.metadata)
-        await self._inner.send(item)
-
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    async def __aenter__(self) -> _EncodableReplies:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
@@ -96,12 +86,26 @@ class _EncodableReplies:
         return None
 
 
-class _RefuseInvalidText:
+class _EncodableReplies(_Wrapped):
+    """The write stream, but a message that cannot be encoded (a lone surrogate) is sent with
+    U+FFFD in its place rather than ending the transport."""
+
+    async def send(self, item: SessionMessage, /) -> None:
+        try:
+            item.message.model_dump_json(by_alias=True, exclude_unset=True)
+        except PydanticSerializationError:
+            raw = item.message.model_dump(by_alias=True, exclude_unset=True)
+            clean = jsonrpc_message_adapter.validate_python(replace_lone_surrogates(raw))
+            item = SessionMessage(clean, metadata=item.metadata)
+        await self._inner.send(item)
+
+
+class _RefuseInvalidText(_Wrapped):
     """The read stream, but a request the SDK could not parse because it holds a lone surrogate
     is answered here with a JSON-RPC error (and dropped), never left unanswered."""
 
     def __init__(self, inner: Any, replies: _EncodableReplies) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._replies = replies
 
     @property
@@ -124,21 +128,6 @@ class _RefuseInvalidText:
             return await self.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _RefuseInvalidText:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
 
 
 def _refusal(error: ValidationError) -> JSONRPCError | None:

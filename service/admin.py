@@ -270,14 +270,7 @@ class Admin:
             at = self.k.clock.now()
             d = DelegationRecord(new_id("dg"), principal, subject, scope, at, caller.principal_id)
             if uow.store.insert_delegation(d):
-                self.k.audit.event(
-                    uow,
-                    caller,
-                    _chain(scope),
-                    "delegation.added",
-                    at,
-                    payload={"principal_id": principal, "on_behalf_of": subject, "scope": scope},
-                )
+                self._delegation_event(uow, caller, "delegation.added", d)
             uow.commit()
         return {
             "principal_id": principal,
@@ -287,6 +280,22 @@ class Admin:
             "on_behalf_of": subject,
             "granted_at": iso(at),
         }
+
+    def _delegation_event(
+        self, uow: Any, caller: Caller, event_type: str, d: DelegationRecord
+    ) -> None:
+        self.k.audit.event(
+            uow,
+            caller,
+            _chain(d.scope_key),
+            event_type,
+            d.created_at,
+            payload={
+                "principal_id": d.principal_id,
+                "on_behalf_of": d.on_behalf_of,
+                "scope": d.scope_key,
+            },
+        )
 
     def undelegate(
         self, caller: Caller, principal: str, on_behalf_of: str, scope: str
@@ -301,14 +310,8 @@ class Admin:
             if not uow.store.delete_delegation(principal, subject, scope):
                 raise NotFound(f"{principal} has no delegation for {subject} on {scope}")
             at = self.k.clock.now()
-            self.k.audit.event(
-                uow,
-                caller,
-                _chain(scope),
-                "delegation.revoked",
-                at,
-                payload={"principal_id": principal, "on_behalf_of": subject, "scope": scope},
-            )
+            d = DelegationRecord("", principal, subject, scope, at, caller.principal_id)
+            self._delegation_event(uow, caller, "delegation.revoked", d)
             uow.commit()
         return {
             "principal_id": principal,

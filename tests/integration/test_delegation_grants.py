@@ -19,6 +19,18 @@ def _agent(world: World, name: str) -> Caller:
     return who
 
 
+def _gateway_for_users(world: World) -> tuple[Caller, str, str]:
+    """A gateway (an agent) an admin lets act for every user, and two users who are agents."""
+    svc = world.svc
+    gateway = Caller(f"service:gw-{secrets.token_hex(3)}", purpose="test")
+    svc.grant(world.admin, gateway.principal_id, "agent", world.repo)
+    svc.grant(world.admin, gateway.principal_id, "delegate", world.repo, on_behalf_of="user:*")
+    alice, bob = (f"user:{n}-{secrets.token_hex(3)}" for n in ("alice", "bob"))
+    for user in (alice, bob):
+        svc.grant(world.admin, user, "agent", world.repo)
+    return gateway, alice, bob
+
+
 def test_a_delegation_is_given_by_the_subject_or_an_admin_audited_listed_and_revocable(
     world: World,
 ) -> None:
@@ -82,12 +94,7 @@ def test_a_gateway_acting_for_every_user_owns_each_users_proposals_not_the_other
     world: World,
 ) -> None:
     svc = world.svc
-    gateway = Caller(f"service:gw-{secrets.token_hex(3)}", purpose="test")
-    svc.grant(world.admin, gateway.principal_id, "agent", world.repo)
-    svc.grant(world.admin, gateway.principal_id, "delegate", world.repo, on_behalf_of="user:*")
-    alice, bob = (f"user:{n}-{secrets.token_hex(3)}" for n in ("alice", "bob"))
-    for user in (alice, bob):
-        svc.grant(world.admin, user, "agent", world.repo)
+    gateway, alice, bob = _gateway_for_users(world)
     el, v1 = world.canonical()
     for_alice = replace(gateway, on_behalf_of=alice)
     for_bob = replace(gateway, on_behalf_of=bob)
@@ -180,12 +187,7 @@ def test_a_gateway_replaying_one_users_request_id_for_another_gets_nothing_of_th
     world: World,
 ) -> None:
     svc = world.svc
-    gateway = Caller(f"service:gw-{secrets.token_hex(3)}", purpose="test")
-    svc.grant(world.admin, gateway.principal_id, "agent", world.repo)
-    svc.grant(world.admin, gateway.principal_id, "delegate", world.repo, on_behalf_of="user:*")
-    alice, bob = (f"user:{n}-{secrets.token_hex(3)}" for n in ("alice", "bob"))
-    for user in (alice, bob):
-        svc.grant(world.admin, user, "agent", world.repo)
+    gateway, alice, bob = _gateway_for_users(world)
     el, v1 = world.canonical()
     same = {"body": "x\n", "summary": "s", "element_id": el, "target_version_id": v1,
             "client_request_id": "req-1"}  # fmt: skip
