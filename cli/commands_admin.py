@@ -190,11 +190,10 @@ def grant(
     for_: ForOption = None,
     json_: JsonFlag = False,
 ) -> None:
-    """Grant a role on one scope (give exactly one of --repo, --org, --tenant, --global).
-
-    `ameide grant agent:coder delegate --for user:alice` lets agent:coder act on behalf of
-    user:alice (an admin of the scope, or user:alice itself, may give it); acting for someone
-    always takes the intersection of both principals' permissions."""
+    """Grant a role on one scope (give exactly one of --repo, --org, --tenant, --global); or,
+    as `grant agent:coder delegate --for user:alice`, let agent:coder act on behalf of
+    user:alice (an admin of the scope, or user:alice itself, may; acting for someone always
+    takes the intersection of both principals' permissions)."""
     s = session(ctx, json_)
     scope = _scope(role, repo, org, tenant, everything)
     s.emit(
