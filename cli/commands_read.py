@@ -1,6 +1,6 @@
 """Reading: context for agents, citation checks, replays and the retrieval-quality harness.
 
-Ranking weights come from the ``ranking`` object of ``HOME/config.json`` (see the README),
+Ranking weights come from the ``ranking`` object of ``HOME/config.json`` (see docs/eval.md),
 applied by the composition root.
 """
 

@@ -70,8 +70,8 @@ STEPS = (
 )
 """Every step of the interface, in the order the scenario first uses them."""
 
-# The documented signal of each taxonomy code on each surface (README "Errors" and the CLI
-# exit-code table, product.md §6, server/rest_errors.py, server/grpc_errors.py).
+# The documented signal of each taxonomy code on each surface (docs/architecture.md "Errors", the
+# CLI exit-code table of docs/cli.md, server/rest_errors.py, server/grpc_errors.py).
 CLI_EXIT = {
     "INVALID_ARGUMENT": 2,
     "NOT_FOUND": 3,

@@ -1,9 +1,10 @@
-"""The README's CLI reference, exit-code table and MCP tool list say what the code does.
+"""The CLI reference (docs/cli.md), its exit-code table and the README's MCP tool list say what
+the code does.
 
 Each side is read from its source of truth — the Typer app (``cli.main``), the exit-code table
 (``cli.errors``) and the MCP tool registry (``mcp_adapter.tools``) — and compared with the
-README (and the tool table of ``docs/mcp.md``), so a command, code or tool added, renamed or
-removed on one side only fails here.
+docs (``docs/cli.md``, the README and the tool table of ``docs/mcp.md``), so a command, code or
+tool added, renamed or removed on one side only fails here.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from mcp_adapter.tools import TOOLS
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 MCP_DOC = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+CLI_DOC = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
 
 # Codes printed by a command that still prints its verdict, then exits with its own code.
 VERDICT_CODES = {
@@ -108,7 +110,7 @@ def documented_commands() -> Iterator[tuple[str, str]]:
     """(command path, its bullet) for each ``ameide …`` code span of the command list; the path
     is the longest run of leading words that the app knows (else the first word)."""
     known = dict(commands(root_command()))
-    for bullet in section(README, "### Commands").splitlines():
+    for bullet in section(CLI_DOC, "### Commands").splitlines():
         for span in spans(bullet):
             if not span.startswith("ameide "):
                 continue
@@ -123,8 +125,8 @@ def documented_commands() -> Iterator[tuple[str, str]]:
 def test_the_cli_reference_lists_every_command_and_no_other():
     in_code = {path for path, _ in commands(root_command())}
     in_readme = {path for path, _ in documented_commands()}
-    assert sorted(in_readme - in_code) == [], "the README lists commands the CLI does not have"
-    assert sorted(in_code - in_readme) == [], "the README's CLI reference misses commands"
+    assert sorted(in_readme - in_code) == [], "docs/cli.md lists commands the CLI does not have"
+    assert sorted(in_code - in_readme) == [], "docs/cli.md misses commands"
 
 
 def test_every_option_the_cli_reference_names_exists_on_its_command():
@@ -154,7 +156,7 @@ def test_the_global_options_table_matches_the_root_command():
         if param.param_type_name == "option"
     }
     in_readme = {}
-    for option, env, *_ in table_rows(section(README, "### Global options")):
+    for option, env, *_ in table_rows(section(CLI_DOC, "### Global options")):
         (name,) = OPTION.findall(option)
         in_readme[name] = env.strip("`")
     assert in_readme == in_code
@@ -162,7 +164,9 @@ def test_the_global_options_table_matches_the_root_command():
 
 def test_the_commands_that_take_no_json_flag_are_the_ones_the_readme_names():
     (row,) = [
-        cells for cells in table_rows(section(README, "### Global options")) if "--json" in cells[0]
+        cells
+        for cells in table_rows(section(CLI_DOC, "### Global options"))
+        if "--json" in cells[0]
     ]
     named = {span.removeprefix("ameide ") for span in spans(row[2]) if span.startswith("ameide ")}
     without = {
@@ -172,7 +176,7 @@ def test_the_commands_that_take_no_json_flag_are_the_ones_the_readme_names():
 
 
 def test_the_exit_code_table_matches_the_cli_error_table():
-    rows = list(table_rows(section(README, "### Output and exit codes")))
+    rows = list(table_rows(section(CLI_DOC, "### Output and exit codes")))
     exits = [int(cells[0]) for cells in rows if cells[0].isdigit()]
     in_code_exits = {
         value

@@ -73,7 +73,7 @@ def test_the_golden_set_runs_through_three_pipelines(evaluation: dict[str, Any])
 
 def test_the_full_pipeline_is_at_least_as_good_as_keyword_recall(evaluation) -> None:
     # Issue 3, acceptance 6: on the shipped golden set the full pipeline is at least as good as
-    # plain keyword recall on nDCG@10 and duplicate rate (the measured table is in the README).
+    # plain keyword recall on nDCG@10 and duplicate rate (measured table: docs/benchmarks.md).
     keyword, full = evaluation["pipelines"]["keyword"], evaluation["pipelines"]["full"]
     assert full["ndcg"] >= keyword["ndcg"]
     assert full["duplicate_rate"] <= keyword["duplicate_rate"]
