@@ -1,4 +1,4 @@
-"""``ameide test``: the smoke — product.md §9 end to end, stopping at the first broken step.
+"""``ameide test``: the smoke — docs/product.md §9 end to end, stopping at the first broken step.
 
 A thin adapter over ``smoke.run.run_smoke``: parse the options, run, print each step as it
 finishes (or one JSON report), exit 11 naming the broken step. Register with
@@ -21,7 +21,7 @@ from domain.errors import InvalidArgument
 PANEL = "Operations"
 
 HELP = (
-    "Run the reference scenario (product.md §9) end to end; exit 11 naming the first broken "
+    "Run the reference scenario (docs/product.md §9) end to end; exit 11 naming the first broken "
     "step.\n\n"
     "Phase 0 checks the configured home (--home, AMEIDE_HOME, --database-url) when it exists: "
     "the configuration loads, the database is at the migrations' head, the keyword index is on "
@@ -109,7 +109,7 @@ def smoke(
     ] = False,
     json_: JsonFlag = False,
 ) -> None:
-    """Run the reference scenario (product.md §9) end to end (help: ``HELP``)."""
+    """Run the reference scenario (docs/product.md §9) end to end (help: ``HELP``)."""
     from smoke.run import SmokeOptions, run_smoke  # the smoke's stack loads only for this command
 
     s = session(ctx, json_)

@@ -10,7 +10,7 @@ JsonFlag = Annotated[
     bool,
     typer.Option(
         "--json",
-        help="Print exactly one JSON document (product.md field names) instead of text; "
+        help="Print exactly one JSON document (docs/product.md field names) instead of text; "
         'errors become {"error": {code, message, details}}.',
     ),
 ]

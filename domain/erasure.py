@@ -1,4 +1,5 @@
-"""Compliance erasure beyond the version itself (product.md §8): what a stored read context keeps.
+"""Compliance erasure beyond the version itself (docs/product.md §8): what a stored read
+context keeps.
 
 A stored read context (the response ``read_context`` returned, kept for ``verify_citations`` and
 ``replay``) is a record of what was shown, so erasing a version must take its text out of every

@@ -1,4 +1,4 @@
-"""Entities of the write side and the invariants of product.md §2."""
+"""Entities of the write side and the invariants of docs/product.md §2."""
 
 from __future__ import annotations
 

@@ -65,7 +65,7 @@ def instant(value: str | None, field: str = "as_of") -> datetime | None:
 
 
 def read_request(a: inputs.ReadArgs, *, explain: bool) -> dict[str, Any]:
-    """The product.md §4 request for ``get_context`` / ``explain``."""
+    """The docs/product.md §4 request for ``get_context`` / ``explain``."""
     return {
         "scope": scope_of(a.repository),
         "principal": {"purpose": a.purpose},

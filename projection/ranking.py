@@ -60,7 +60,7 @@ class RankingWeights:
     relevance: float = 1.0
     chunk_share: float = 0.7
     # Canonical content scores relevance * (1 + trust): with 1.1 it outranks evidence it matches
-    # at least ~half as well (product.md §4 trust ranking).
+    # at least ~half as well (docs/product.md §4 trust ranking).
     trust: float = 1.1
     recency: float = 0.05
     recency_half_life_days: float = 365.0

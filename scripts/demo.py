@@ -108,7 +108,7 @@ def main() -> None:
 
 
 def story(home: str, repo: str, files: Path) -> None:
-    """The steps of product.md §9, with the bodies written under ``files``."""
+    """The steps of docs/product.md §9, with the bodies written under ``files``."""
     for name, body in [
         ("testing-sop.md", SOP_V1),
         ("testing-sop-clarified.md", SOP_CLARIFIED),

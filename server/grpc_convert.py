@@ -1,7 +1,7 @@
 """Protobuf messages ↔ the plain dicts and arguments of the service layer (transport only).
 
 Protobuf types stop here: requests become service arguments, service results (JSON-ready dicts
-with the field names of product.md) become response messages by field name, with
+with the field names of docs/product.md) become response messages by field name, with
 ``google.protobuf.json_format``. Proto fields carry the same names as the dict keys, so no
 per-field mapping code is needed; the few renamed ones (a pointer move's ``from``/``to``) use
 ``json_name`` in the ``.proto``.

@@ -1,6 +1,6 @@
 """ProjectionService: read contexts, citations, replay, baseline diffs and evaluation over gRPC.
 
-``ReadContextRequest`` mirrors product.md §4 field for field, so the request is handed to the
+``ReadContextRequest`` mirrors docs/product.md §4 field for field, so the request is handed to the
 service as the same JSON object the other surfaces send; the service validates it.
 """
 

@@ -1,4 +1,4 @@
-"""``/v1/context``: read_context (product.md §4), citation verification and replay.
+"""``/v1/context``: read_context (docs/product.md §4), citation verification and replay.
 
 The request body is the service's own ``ReadRequest`` model, so REST documents and validates
 exactly what the service accepts.

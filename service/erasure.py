@@ -1,4 +1,5 @@
-"""Compliance erasure (product.md §8): a version's content, its copies, and what was shown of it.
+"""Compliance erasure (docs/product.md §8): a version's content, its copies, and what was
+shown of it.
 
 Erasing a version replaces its body with a tombstone; its ids, hash, seq and audit trail stay.
 The same text lives on elsewhere, so the same transaction also

@@ -1,4 +1,4 @@
-"""The authorization gate: one place decides who may see and do what (product.md §3)."""
+"""The authorization gate: one place decides who may see and do what (docs/product.md §3)."""
 
 from __future__ import annotations
 
@@ -224,7 +224,7 @@ class Gate:
 
 
 def may_read_proposal(perm: Permission, caller: Caller, proposer: Provenance) -> bool:
-    """Who reads a proposal (product.md §3): curators (and publishers, admins) and auditors all
+    """Who reads a proposal (docs/product.md §3): curators (and publishers, admins) and auditors all
     of them; an agent its own (see :func:`owns`); nobody else — to everyone else a proposal,
     its element and its events do not exist."""
     if perm.can(Action.CURATE) or perm.can(Action.AUDIT):

@@ -1,4 +1,4 @@
-"""The caps and defaults of a read (product.md §4), as plain numbers.
+"""The caps and defaults of a read (docs/product.md §4), as plain numbers.
 
 ``service.read_request`` applies them to every request; they live apart, with no import, so a
 surface that shows them (a CLI option's default, an MCP input schema) can name them without

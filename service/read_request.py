@@ -1,4 +1,4 @@
-"""The read_context request (product.md §4), validated at the edge of the service.
+"""The read_context request (docs/product.md §4), validated at the edge of the service.
 
 Every surface hands the service a plain dict (or this model); anything malformed becomes one
 ``InvalidArgument`` naming the field, before any work is done. Caps keep a single read bounded:
@@ -221,7 +221,7 @@ READ_RULES: dict[str, Any] = {
 
 
 class ReadRequest(BaseModel):
-    """A read_context request (product.md §4)."""
+    """A read_context request (docs/product.md §4)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=READ_RULES)
     scope: Scope

@@ -78,7 +78,7 @@ class Reading:
         self.pipeline = pipeline
 
     def read_context(self, caller: Caller, request: ReadRequest | dict[str, Any]) -> dict[str, Any]:
-        """Context for an agent (product.md §4), stored under the returned ``context_id``."""
+        """Context for an agent (docs/product.md §4), stored under the returned ``context_id``."""
         req = parse_request(request)
         caller = self.k.gate.check_caller(effective_caller(caller, req))
         self.pipeline.catch_up_index()

@@ -1,4 +1,4 @@
-"""Result shapes of the read side: read_context (product.md §4), citations, replay, versions,
+"""Result shapes of the read side: read_context (docs/product.md §4), citations, replay, versions,
 neighbourhoods — typed once for REST and MCP (see ``service.results``)."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Domain objects → plain JSON-ready dicts with the field names of product.md (every surface)."""
+"""Domain objects → plain JSON-ready dicts with the field names of docs/product.md (every
+surface)."""
 
 from __future__ import annotations
 

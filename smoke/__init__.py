@@ -1,5 +1,5 @@
-"""``ameide test``: the reference scenario (product.md §9) end to end, deterministically, stopping
-at the first broken step and naming it.
+"""``ameide test``: the reference scenario (docs/product.md §9) end to end, deterministically,
+stopping at the first broken step and naming it.
 
 - ``run``: ``run_smoke(SmokeOptions, after_step=…)`` — the phases, the embedded instance, the
   report; ``after_step(name, smoke)`` lets a test break something between two steps.

@@ -2,7 +2,7 @@
 protobuf import.
 
 Requests are given and responses returned as dicts with the proto field names (which are
-product.md's); a failed call becomes a ``SurfaceError`` carrying the taxonomy's code from the
+docs/product.md's); a failed call becomes a ``SurfaceError`` carrying the taxonomy's code from the
 ``x-ameide-error-code`` trailing metadata and the gRPC status name.
 """
 

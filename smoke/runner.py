@@ -1,7 +1,7 @@
 """Named steps, run in order, stopping at the first broken one.
 
 A step is a function that returns a one-line detail (what it saw) or raises: ``StepFailed`` for
-an outcome that is not what product.md §9 says, ``StepSkipped`` when it cannot apply here (e.g.
+an outcome that is not what docs/product.md §9 says, ``StepSkipped`` when it cannot apply here (e.g.
 no configured home to check), anything else for a surface that broke. The runner records each
 result, prints it as it goes, calls the ``after_step`` hook after every passing step (tests use
 it to inject a fault) and stops at the first failure.

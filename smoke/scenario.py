@@ -1,4 +1,4 @@
-"""product.md §9, "How do I run tests?", written once against a ``Surface``.
+"""docs/product.md §9, "How do I run tests?", written once against a ``Surface``.
 
 Each step checks real outcomes, not just that a call returned:
 

@@ -2,7 +2,7 @@
 
 ``Surface`` is what ``smoke.scenario`` is written against: phase 1 drives it in-process
 (``ServiceSurface``, calling ``MemoryService`` directly), phase 2 over the network
-(``smoke.network.NetworkSurface``: gRPC and MCP). Results are plain dicts with product.md field
+(``smoke.network.NetworkSurface``: gRPC and MCP). Results are plain dicts with docs/product.md field
 names; failures are ``SurfaceError`` with the taxonomy's code, whatever the transport.
 
 Principals are named by id (``agent:smoke-agent``); a surface turns one into a ``Caller`` or a
@@ -46,7 +46,7 @@ class Read:
     selector: str = "published"
 
     def request(self) -> dict[str, Any]:
-        """The product.md §4 request."""
+        """The docs/product.md §4 request."""
         tenant, org, repo = self.repo.split("/")
         req: dict[str, Any] = {
             "scope": {"tenant_id": tenant, "organization_id": org, "repository_id": repo},

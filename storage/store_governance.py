@@ -335,7 +335,7 @@ class GovernanceStore:
             .values(revoked_at=at, revoked_by=by)
         )
 
-    # -- erasure (product.md §8) ---------------------------------------------------------
+    # -- erasure (docs/product.md §8) ---------------------------------------------------------
     def versions_with_content(
         self, repo_key: str, content_sha256: str, *, for_update: bool = False
     ) -> list[ElementVersion]:

@@ -7,7 +7,7 @@ fresh principal several grants per repository, each with its own role and cleara
 returned, cited, excerpted, walked through or named that the principal may not read, and a
 direct element read (``get_element``) that disagrees with the model.
 
-The model is written from product.md, not from ``domain.permissions``: what a principal may
+The model is written from docs/product.md, not from ``domain.permissions``: what a principal may
 read in a repository is capped by the highest clearance among its grants *whose role allows
 reading*; ``ingestor`` allows no reading, so its clearance never counts for reads.
 

@@ -2,7 +2,7 @@
 
 ``stale_scenario(world)`` writes the Testing SOP (v1), publishes it, has the agent propose
 phase 3 pinned to v1, and has a curator accept another change first — so the agent's proposal
-is OPEN and stale, exactly where a curator opens the console in product.md §9.
+is OPEN and stale, exactly where a curator opens the console in docs/product.md §9.
 ``signed_in_client(app, token)`` is an httpx-style TestClient session signed in through the
 sign-in form.
 """

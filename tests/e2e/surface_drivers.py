@@ -131,7 +131,7 @@ def read_request(
     as_of: str | None = None,
     max_items: int | None = None,
 ) -> dict[str, Any]:
-    """The product.md §4 request (only the fields given), as REST and gRPC send it."""
+    """The docs/product.md §4 request (only the fields given), as REST and gRPC send it."""
     tenant, org, repo = repository.split("/")
     selector_block: dict[str, Any] = {"kind": selector}
     if baseline_id is not None:

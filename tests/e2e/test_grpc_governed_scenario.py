@@ -1,4 +1,4 @@
-"""The governed write scenario of product.md §9, driven entirely through gRPC stubs.
+"""The governed write scenario of docs/product.md §9, driven entirely through gRPC stubs.
 
 create element → publish → propose pinned → another change accepted → stale, accept refused
 → rebase → accept → baseline → promote (compare-and-swap) → published now and ``as_of`` →

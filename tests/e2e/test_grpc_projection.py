@@ -1,4 +1,4 @@
-"""The read side over gRPC: GetReadContext, VerifyCitations and Replay (product.md §4, §9).
+"""The read side over gRPC: GetReadContext, VerifyCitations and Replay (docs/product.md §4, §9).
 
 These run once ``MemoryService`` has the read-side use cases; until then they skip, naming the
 missing method.

@@ -1,4 +1,4 @@
-"""The governed scenario of product.md §9 through the REST API, with one token per principal.
+"""The governed scenario of docs/product.md §9 through the REST API, with one token per principal.
 
 create SOP → publish → agent reads (published) → agent proposes pinned → a curator accepts
 another change → the proposal is stale, accept refused (412) → rebase → accept → publish →

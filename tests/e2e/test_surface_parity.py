@@ -1,6 +1,6 @@
 """Surface parity: one scenario, written once, through the CLI, REST, gRPC and MCP.
 
-The reference scenario of product.md §9 — ingest → read → propose → another change accepted →
+The reference scenario of docs/product.md §9 — ingest → read → propose → another change accepted →
 stale accept refused → rebase → accept → promote → published read → ``as_of`` read → citations
 verified → history → element — plus a set of bad requests, is written once against the driver
 interface of ``tests/e2e/surface_drivers.py``. It runs once in-process against the service
@@ -287,7 +287,7 @@ class Ctx:
 
 
 def scenario(d: ServiceDriver, world: World, source: str, run: Run, n: Names, c: Ctx) -> None:
-    """product.md §9 through one driver; every surface-visible result is recorded."""
+    """docs/product.md §9 through one driver; every surface-visible result is recorded."""
     w, t = world, run.transcript
 
     # 1. Ingest a backlog with testing documents: evidence with provenance.

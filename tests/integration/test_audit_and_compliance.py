@@ -1,4 +1,4 @@
-"""Audit trail, tamper detection, legal hold and erasure (product.md §2 audit log, §8)."""
+"""Audit trail, tamper detection, legal hold and erasure (docs/product.md §2 audit log, §8)."""
 
 from __future__ import annotations
 

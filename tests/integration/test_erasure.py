@@ -1,4 +1,4 @@
-"""Erasure is complete (product.md §8): the copies of the text in a repository — the proposal
+"""Erasure is complete (docs/product.md §8): the copies of the text in a repository — the proposal
 that carried it above all — and the stored contexts that returned it lose it too, in one
 transaction; citations of those contexts still verify and replay names what was erased."""
 

@@ -1,4 +1,4 @@
-"""One visibility rule for proposals on every path (issue 12, item 7; product.md §3): curators,
+"""One visibility rule for proposals on every path (issue 12, item 7; docs/product.md §3): curators,
 publishers, admins and auditors read every proposal; an agent reads its own; a reader or another
 agent learns nothing of one — not through the queue, the proposal view, the proposal's element,
 its versions, the relationships and neighbourhood of the page it targets, the history, a read,

@@ -1,4 +1,4 @@
-"""The authorization gate against an independently written oracle of product.md §3.
+"""The authorization gate against an independently written oracle of docs/product.md §3.
 
 The oracle below restates the role table from the specification (plain strings, not the
 ``domain.permissions`` table) and the rules: a grant covers its scope and everything below it;

@@ -1,4 +1,5 @@
-"""The proposal lifecycle rules of product.md §2: the head rule, acceptability, terminal states."""
+"""The proposal lifecycle rules of docs/product.md §2: the head rule, acceptability, terminal
+states."""
 
 from __future__ import annotations
 
