@@ -104,6 +104,7 @@ class MemoryService:
     revise = Op("curation", Curation.revise)
     proposal_show = Op("curation", Curation.proposal_show)
     proposal_list = Op("curation", Curation.proposal_list)
+    proposal_page = Op("curation", Curation.proposal_page)
     accept = Op("review", Review.accept)
     accept_preview = Op("review", Review.accept_preview)
     reject = Op("review", Review.reject)
