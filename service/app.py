@@ -128,6 +128,7 @@ class MemoryService:
     eval_pipelines = Op("evaluation", Evaluation.eval_pipelines)
     # history and audit
     history = Op("history", History.history)
+    history_page = Op("history", History.history_page)
     verify_audit = Op("history", History.verify_audit)
     audit_checkpoint = Op("history", History.audit_checkpoint)
     access_log = Op("history", History.access_log)

@@ -118,3 +118,59 @@ def test_a_walk_over_a_250_item_queue_sees_each_once_while_proposals_are_added(
     missing = [p for p in before if p not in seen]
     assert not missing, f"{len(missing)} pre-existing proposals were skipped"
     assert seen[: len(before)] == before  # oldest first, in the order they were opened
+
+
+def _link(response: object, rel: str) -> str | None:
+    header = response.headers.get("Link", "")  # type: ignore[attr-defined]
+    for part in header.split(", "):
+        if part.endswith(f'rel="{rel}"'):
+            return part[part.index("<") + 1 : part.index(">")]
+    return None
+
+
+def test_history_pages_back_to_the_oldest_event_and_forward_to_the_newest(rest: Rest) -> None:
+    w, base = rest.world, rest.repo_path
+    for i in range(8):
+        w.canonical(title=f"Doc {i}")
+    everything = [e["event_id"] for e in rest.ok("GET", f"{base}/history", w.auditor)]
+    assert len(everything) > 9
+
+    newest = rest.call("GET", f"{base}/history?limit=3", w.auditor)
+    assert [e["event_id"] for e in newest.json()] == everything[-3:]
+    assert _link(newest, "next") is None  # nothing newer (yet)
+    backwards: list[list[int]] = []
+    url: str | None = f"{base}/history?limit=3"
+    while url is not None:
+        r = rest.call("GET", url, w.auditor)
+        assert r.status_code == 200, r.text
+        backwards.insert(0, [e["event_id"] for e in r.json()])
+        url = _link(r, "prev")
+        w.canonical(title=f"written while paging back {len(backwards)}")  # newer events only
+        assert len(backwards) < 40
+    assert [e for page in backwards for e in page] == everything
+
+    oldest = rest.call("GET", f"{base}/history?limit=3&after=0", w.auditor)
+    assert [e["event_id"] for e in oldest.json()] == everything[:3]
+    assert _link(oldest, "prev") is None
+    assert oldest.headers["X-Next-Cursor"] == str(oldest.json()[-1]["chain_seq"])
+    forwards: list[int] = []
+    url = f"{base}/history?limit=4&after=0"
+    while url is not None:
+        r = rest.call("GET", url, w.auditor)
+        forwards += [e["event_id"] for e in r.json()]
+        url = _link(r, "next")
+        assert len(forwards) < 400
+    assert forwards[: len(everything)] == everything
+    assert len(forwards) == len(set(forwards))
+    newer = [e["event_id"] for e in rest.ok("GET", f"{base}/history", w.auditor)]
+    assert forwards == newer  # forwards reaches the newest event, written while paging back too
+
+    back_one = _link(rest.call("GET", f"{base}/history?limit=4&after=0", w.auditor), "next")
+    assert back_one is not None
+    second = rest.call("GET", back_one, w.auditor)
+    prev = _link(second, "prev")
+    assert prev is not None
+    assert [e["event_id"] for e in rest.ok("GET", prev, w.auditor)] == forwards[:4]
+    seqs = [e["chain_seq"] for e in rest.ok("GET", f"{base}/history", w.auditor)]
+    between = rest.ok("GET", f"{base}/history?after={seqs[1]}&before={seqs[5]}", w.auditor)
+    assert [e["chain_seq"] for e in between] == seqs[2:5]
