@@ -38,13 +38,30 @@ HISTORY_HEADERS = {
     },
 }
 Cursor = Annotated[int | None, Query(ge=0, le=2**62)]
+_SAME = {p: f"$request.path.{p}" for p in ("tenant", "org", "repo")} | {
+    "limit": "$request.query.limit"
+}
+LINKS = {
+    "OlderPage": {
+        "operationId": "history",
+        "description": "The page before: the same request with `before` = `X-Prev-Cursor`.",
+        "parameters": {**_SAME, "before": "$response.header.X-Prev-Cursor"},
+    },
+    "NewerPage": {
+        "operationId": "history",
+        "description": "The page after: the same request with `after` = `X-Next-Cursor`.",
+        "parameters": {**_SAME, "after": "$response.header.X-Next-Cursor"},
+    },
+}
 
 
 @router.get(
     REPO + "/history",
     response_model=list[AuditEvent],
     operation_id="history",
-    responses={200: {"description": "One page of events.", "headers": HISTORY_HEADERS}},
+    responses={
+        200: {"description": "One page of events.", "headers": HISTORY_HEADERS, "links": LINKS}
+    },
     **JSON,
 )
 def history(

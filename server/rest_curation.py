@@ -58,11 +58,27 @@ PAGE_HEADERS = {
 }
 
 
+_SAME_REPO = {p: f"$request.path.{p}" for p in ("tenant", "org", "repo")}
+NEXT = {
+    "NextPage": {
+        "operationId": "proposal_list",
+        "description": "The next page: the same request with `cursor` = `X-Next-Cursor`.",
+        "parameters": {
+            **_SAME_REPO,
+            "limit": "$request.query.limit",
+            "cursor": "$response.header.X-Next-Cursor",
+        },
+    }
+}
+
+
 @router.get(
     REPO + "/proposals",
     response_model=list[Proposal],
     operation_id="proposal_list",
-    responses={200: {"description": "One page of the queue.", "headers": PAGE_HEADERS}},
+    responses={
+        200: {"description": "One page of the queue.", "headers": PAGE_HEADERS, "links": NEXT}
+    },
     **JSON,
 )
 def proposal_list(
