@@ -16,6 +16,7 @@ from domain.errors import InvalidArgument
 from server.grpc_calls import current_caller
 from server.grpc_convert import instant, opt, present, struct, to_message
 from service.app import MemoryService
+from service.queue import MAX_LIMIT, QueueFilter
 
 _PROPOSE_OPTIONAL = (
     "title",
@@ -66,10 +67,26 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
         return to_message(pb.Proposal, out)
 
     def ListProposals(self, request: pb.ListProposalsRequest, _: Any) -> pb.ListProposalsResponse:
-        out = self._svc.proposal_list(
-            current_caller(), request.repository_id, opt(request, "status")
+        size = opt(request, "page_size")
+        if size is not None and not 1 <= size <= MAX_LIMIT:
+            raise InvalidArgument(f"page_size must be 1-{MAX_LIMIT}", field="page_size")
+        queue = QueueFilter(
+            element_id=opt(request, "element_id"),
+            proposer=opt(request, "proposer"),
+            stale=opt(request, "stale"),
+            conflicts=opt(request, "conflicts"),
+            since=instant(request, "since"),
+            limit=size,
+            cursor=opt(request, "page_token") or None,
+            newest_first=bool(opt(request, "newest_first")),
         )
-        return to_message(pb.ListProposalsResponse, {"proposals": out})
+        out = self._svc.proposal_page(
+            current_caller(), request.repository_id, opt(request, "status"), queue
+        )
+        return to_message(
+            pb.ListProposalsResponse,
+            {"proposals": out["proposals"], "next_page_token": out.get("next_cursor") or ""},
+        )
 
     def GetProposal(self, request: pb.GetProposalRequest, _: Any) -> pb.Proposal:
         return to_message(
@@ -155,16 +172,18 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
 
     # -- history and audit -----------------------------------------------------------------
     def GetHistory(self, request: pb.GetHistoryRequest, _: Any) -> pb.GetHistoryResponse:
-        out = self._svc.history(
+        out = self._svc.history_page(
             current_caller(),
             request.repository_id,
             since=instant(request, "since"),
             until=instant(request, "until"),
             element_id=opt(request, "element_id"),
             actor=opt(request, "actor"),
+            before=opt(request, "before"),
+            after=opt(request, "after"),
             **present(request, "limit"),
         )
-        return to_message(pb.GetHistoryResponse, {"events": out})
+        return to_message(pb.GetHistoryResponse, out)
 
     def GetAccessLog(self, request: pb.GetAccessLogRequest, _: Any) -> pb.GetAccessLogResponse:
         out = self._svc.access_log(

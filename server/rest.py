@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, Request, Security
+from fastapi import APIRouter, Depends, FastAPI, Request, Security
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
@@ -37,7 +37,7 @@ from server import (
     rest_publishing,
     rest_read,
 )
-from server.rest_deps import TOOL_ID, RestContext, bearer
+from server.rest_deps import TOOL_ID, RestContext, bearer, known_query_only
 from server.rest_errors import (
     ERROR_RESPONSES,
     BodyLimit,
@@ -111,7 +111,7 @@ def create_app(
     metrics = Metrics(service, repository_labels=metrics_repository_labels)
     app.state.metrics = metrics
     install_error_handlers(app)
-    v1 = APIRouter(prefix="/v1")
+    v1 = APIRouter(prefix="/v1", dependencies=[Depends(known_query_only)])
     modules = (rest_admin, rest_knowledge, rest_curation, rest_publishing, rest_audit, rest_read)
     for module in modules:
         v1.include_router(module.router)
@@ -132,7 +132,7 @@ def _operations_router(
     public: bool,
     workers: Callable[[], tuple[int, int]] | None = None,
 ) -> APIRouter:
-    router = APIRouter(tags=["operations"])
+    router = APIRouter(tags=["operations"], dependencies=[Depends(known_query_only)])
 
     @router.get("/healthz", response_model=Health, operation_id="healthz")
     def healthz() -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep
 from server.rest_errors import ERROR_RESPONSES
@@ -22,26 +22,93 @@ Limit = Annotated[
 ]
 
 
+HISTORY_HEADERS = {
+    "X-Prev-Cursor": {
+        "description": "Older events match: pass this as `before` for the page before.",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    "X-Next-Cursor": {
+        "description": "Newer events match: pass this as `after` for the page after.",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    "Link": {
+        "description": 'RFC 8288 `<…>; rel="prev"` and / or `<…>; rel="next"`: this request, '
+        "continued at the older or the newer page.",
+        "schema": {"type": "string"},
+    },
+}
+Cursor = Annotated[int | None, Query(ge=0, le=2**62)]
+_SAME = {p: f"$request.path.{p}" for p in ("tenant", "org", "repo")} | {
+    "limit": "$request.query.limit"
+}
+LINKS = {
+    "OlderPage": {
+        "operationId": "history",
+        "description": "The page before: the same request with `before` = `X-Prev-Cursor`.",
+        "parameters": {**_SAME, "before": "$response.header.X-Prev-Cursor"},
+    },
+    "NewerPage": {
+        "operationId": "history",
+        "description": "The page after: the same request with `after` = `X-Next-Cursor`.",
+        "parameters": {**_SAME, "after": "$response.header.X-Next-Cursor"},
+    },
+}
+
+
 @router.get(
     REPO + "/history",
     response_model=list[AuditEvent],
     operation_id="history",
+    responses={
+        200: {"description": "One page of events.", "headers": HISTORY_HEADERS, "links": LINKS}
+    },
     **JSON,
 )
 def history(
     repo: RepoDep,
     svc: ServiceDep,
     caller: CallerDep,
+    request: Request,
+    response: Response,
     since: SinceParam = None,
     until: UntilParam = None,
     element_id: Annotated[ElementIdParam, Query(description="Only events about it.")] = None,
     actor: Annotated[PrincipalParam, Query(description="Only events by this principal.")] = None,
     limit: Limit = 1000,
+    before: Annotated[
+        Cursor, Query(description="The newest `limit` events before this chain position.")
+    ] = None,
+    after: Annotated[
+        Cursor, Query(description="The oldest `limit` events after this chain position.")
+    ] = None,
 ) -> Any:
-    """Audit events of a repository, oldest first (the newest ``limit``)."""
-    return svc.history(
-        caller, repo, since=since, until=until, element_id=element_id, actor=actor, limit=limit
+    """Audit events of a repository, oldest first: the newest ``limit``, or a page before /
+    after a chain position; ``X-Prev-Cursor`` / ``X-Next-Cursor`` and ``Link`` (``rel="prev"``,
+    ``rel="next"``) lead to the older and the newer page while there is one."""
+    out = svc.history_page(
+        caller,
+        repo,
+        since=since,
+        until=until,
+        element_id=element_id,
+        actor=actor,
+        limit=limit,
+        before=before,
+        after=after,
     )
+    links = []
+    for rel, header, param, other in (
+        ("prev", "X-Prev-Cursor", "before", "after"),
+        ("next", "X-Next-Cursor", "after", "before"),
+    ):
+        cursor = out.get(f"{rel}_cursor")
+        if cursor is not None:
+            response.headers[header] = str(cursor)
+            url = request.url.remove_query_params(other).include_query_params(**{param: cursor})
+            links.append(f'<{url}>; rel="{rel}"')
+    if links:
+        response.headers["Link"] = ", ".join(links)
+    return out["events"]
 
 
 @router.get(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 
 from server.rest_deps import REPO, CallerDep, RepoDep, ServiceDep, drop_none
 from server.rest_errors import ERROR_RESPONSES
@@ -15,7 +15,18 @@ from server.rest_requests import (
     RejectRequest,
     ReviseRequest,
 )
-from server.rest_types import ProposalId, ProposalStatusParam
+from server.rest_types import (
+    ElementIdParam,
+    PrincipalParam,
+    ProposalId,
+    ProposalIdParam,
+    ProposalStatusParam,
+    QueueOrder,
+    QueueOrderParam,
+    Since,
+    identifier,
+)
+from service.queue import MAX_LIMIT, QueueFilter
 from service.results import Proposal
 
 router = APIRouter(tags=["curation"], responses=ERROR_RESPONSES)
@@ -35,20 +46,93 @@ def propose(repo: RepoDep, body: ProposeRequest, svc: ServiceDep, caller: Caller
     return svc.propose(caller, repo, **drop_none(body.model_dump()))
 
 
+PAGE_HEADERS = {
+    "X-Next-Cursor": {
+        "description": "The cursor of the next page (pass it as `cursor`); absent on the last.",
+        "schema": identifier("prop", "proposal"),
+    },
+    "Link": {
+        "description": 'RFC 8288 `<…>; rel="next"`: this request continued at the next page.',
+        "schema": {"type": "string"},
+    },
+}
+
+
+_SAME_REPO = {p: f"$request.path.{p}" for p in ("tenant", "org", "repo")}
+NEXT = {
+    "NextPage": {
+        "operationId": "proposal_list",
+        "description": "The next page: the same request with `cursor` = `X-Next-Cursor`.",
+        "parameters": {
+            **_SAME_REPO,
+            "limit": "$request.query.limit",
+            "cursor": "$response.header.X-Next-Cursor",
+        },
+    }
+}
+
+
 @router.get(
-    REPO + "/proposals", response_model=list[Proposal], operation_id="proposal_list", **JSON
+    REPO + "/proposals",
+    response_model=list[Proposal],
+    operation_id="proposal_list",
+    responses={
+        200: {"description": "One page of the queue.", "headers": PAGE_HEADERS, "links": NEXT}
+    },
+    **JSON,
 )
 def proposal_list(
     repo: RepoDep,
     svc: ServiceDep,
     caller: CallerDep,
+    request: Request,
+    response: Response,
     status: Annotated[
         ProposalStatusParam,
         Query(description="OPEN, ACCEPTED, REJECTED, REBASED or WITHDRAWN (default: all)."),
     ] = None,
+    element_id: Annotated[ElementIdParam, Query(description="Only proposals for it.")] = None,
+    proposer: Annotated[PrincipalParam, Query(description="Only proposals by them.")] = None,
+    stale: Annotated[
+        bool | None, Query(description="Only stale (true) or only fresh (false) proposals.")
+    ] = None,
+    conflicts: Annotated[
+        bool | None, Query(description="Only with (true) or without (false) merge conflicts.")
+    ] = None,
+    since: Annotated[Since, Query(description="Only proposals opened since this instant.")] = None,
+    order: Annotated[
+        QueueOrderParam, Query(description="oldest (default) or newest first; ties by id.")
+    ] = None,
+    limit: Annotated[
+        int | None,
+        Query(ge=1, le=MAX_LIMIT, description=f"A page of at most this many (1-{MAX_LIMIT})."),
+    ] = None,
+    cursor: Annotated[
+        ProposalIdParam, Query(description="Continue after this proposal: a page's X-Next-Cursor.")
+    ] = None,
 ) -> Any:
-    """The queue: every proposal for curators, your own for agents (bodies omitted)."""
-    return svc.proposal_list(caller, repo, status)
+    """The queue: every proposal for curators, your own for agents (bodies omitted), filtered
+    like the CLI and console, in a stable order (opened at, then id).
+
+    With ``limit`` a page: while more follow, ``X-Next-Cursor`` and ``Link: <…>; rel="next"``
+    say how to continue; proposals opened meanwhile appear at the end of an oldest-first walk.
+    """
+    queue = QueueFilter(
+        element_id=element_id,
+        proposer=proposer,
+        stale=stale,
+        conflicts=conflicts,
+        since=since,
+        limit=limit,
+        cursor=cursor,
+        newest_first=order == QueueOrder.NEWEST,
+    )
+    out = svc.proposal_page(caller, repo, status, queue)
+    nxt = out.get("next_cursor")
+    if nxt:
+        response.headers["X-Next-Cursor"] = nxt
+        response.headers["Link"] = f'<{request.url.include_query_params(cursor=nxt)}>; rel="next"'
+    return out["proposals"]
 
 
 @router.get(

@@ -12,12 +12,15 @@ The token itself is never logged or stored.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Path, Request, Security
+from fastapi.dependencies.models import Dependant
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from domain.errors import InvalidArgument
 from edge.callers import NO_BEARER_HTTP, resolve_caller
 from server.rest_types import OnBehalfOfHeader, PurposeHeader, RolesHeader, Segment
 from service.app import MemoryService
@@ -40,6 +43,36 @@ class RestContext:
     service: MemoryService
     settings: Settings
     require_auth: bool
+
+
+_DECLARED: dict[int, frozenset[str]] = {}
+
+
+def known_query_only(request: Request) -> None:
+    """Refuse a query parameter the route does not declare (400 ``INVALID_ARGUMENT`` naming
+    each): a misspelt filter (``?stal=true``) or one this route lacks must not silently widen
+    the answer. One dependency on every router, read from each route's own declaration."""
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None or not request.query_params:
+        return
+    declared = _DECLARED.get(id(route))
+    if declared is None:
+        declared = _DECLARED.setdefault(id(route), frozenset(_query_names(dependant)))
+    unknown = sorted(set(request.query_params) - declared)
+    if unknown:
+        raise InvalidArgument(
+            f"unknown query parameter{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}"
+            + (f" (this operation takes: {', '.join(sorted(declared))})" if declared else ""),
+            field=unknown[0],
+        )
+
+
+def _query_names(dependant: Dependant) -> Iterator[str]:
+    """The query parameters a route declares, its dependencies' included."""
+    yield from (field.alias for field in dependant.query_params)
+    for sub in dependant.dependencies:
+        yield from _query_names(sub)
 
 
 def _context(request: Request) -> RestContext:

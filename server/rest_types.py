@@ -122,6 +122,7 @@ RelationshipId = _id("rel", "relationship")
 TokenId = _id("tok", "token")
 ElementIdParam = optional(_id_check("el", "element"), identifier("el", "element"))
 VersionIdParam = optional(_id_check("ver", "version"), identifier("ver", "version"))
+ProposalIdParam = optional(_id_check("prop", "proposal"), identifier("prop", "proposal"))
 
 PRINCIPAL_SCHEMA = _string(PRINCIPAL_PATTERN, description="user:ID, agent:ID or service:ID.")
 Principal = constrained(validate_principal, PRINCIPAL_SCHEMA)
@@ -179,6 +180,16 @@ ClassificationName = one_of("classification", Classification)
 ElementKindName = one_of("element_kind", ElementKind)
 RelationshipKindName = one_of("relationship_kind", RelationshipKind)
 ProposalStatusParam = one_of("status", ProposalStatus, required=False)
+
+
+class QueueOrder(StrEnum):
+    """Which end of the queue comes first."""
+
+    OLDEST = "oldest"
+    NEWEST = "newest"
+
+
+QueueOrderParam = one_of("order", QueueOrder, required=False)
 ChangeKindName = one_of("change_kind", ChangeKind)
 SelectorName = one_of("target selector", SelectorKind)
 

@@ -104,6 +104,7 @@ class MemoryService:
     revise = Op("curation", Curation.revise)
     proposal_show = Op("curation", Curation.proposal_show)
     proposal_list = Op("curation", Curation.proposal_list)
+    proposal_page = Op("curation", Curation.proposal_page)
     accept = Op("review", Review.accept)
     accept_preview = Op("review", Review.accept_preview)
     reject = Op("review", Review.reject)
@@ -127,6 +128,7 @@ class MemoryService:
     eval_pipelines = Op("evaluation", Evaluation.eval_pipelines)
     # history and audit
     history = Op("history", History.history)
+    history_page = Op("history", History.history_page)
     verify_audit = Op("history", History.verify_audit)
     audit_checkpoint = Op("history", History.audit_checkpoint)
     access_log = Op("history", History.access_log)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -196,15 +197,26 @@ class Curation:
     ) -> list[dict[str, Any]]:
         """The queue: all proposals for curators and auditors, one's own for agents; narrowed,
         ordered and paged by ``queue`` (oldest first by default)."""
+        return self._queue(caller, repo, status, (queue or QueueFilter()).checked())
+
+    def _queue(
+        self, caller: Caller, repo: str, status: str | None, wanted: QueueFilter
+    ) -> list[dict[str, Any]]:
+        """:meth:`proposal_list` with ``wanted`` already checked."""
         key = repo_key(repo)
         st = proposal_status(status) if status else None
-        wanted = (queue or QueueFilter()).checked()
         with self.k.uow(readonly=True) as uow:
             perm = self.k.gate.repository(uow, caller, key, Action.READ)
             every = perm.can(Action.CURATE) or perm.can(Action.AUDIT)
             if not (every or perm.can(Action.PROPOSE)):
                 raise PermissionDenied(f"{caller.principal_id} may not list proposals in {key}")
             mine = None if every else caller.principal_id
+            after = None
+            if wanted.cursor is not None:  # a proposal the caller may read, of this repository
+                at, _ = self.book.load(uow, caller, wanted.cursor)
+                if at.repo_key != key:
+                    raise NotFound(f"proposal {wanted.cursor} not found", proposal_id=wanted.cursor)
+                after = (at.created_at, at.proposal_id)
             items = [
                 self.book.view(uow, p, with_diff=False)
                 for p in uow.store.list_proposals(key, st, mine)
@@ -212,7 +224,26 @@ class Curation:
             ]
             self.k.audit.log_read(uow, caller, "proposal.list", key, status=status)
             uow.commit()
-        return [{k: v for k, v in i.items() if k != "body"} for i in wanted.page(items)]
+        return [{k: v for k, v in i.items() if k != "body"} for i in wanted.page(items, after)]
+
+    def proposal_page(
+        self,
+        caller: Caller,
+        repo: str,
+        status: str | None = None,
+        queue: QueueFilter | None = None,
+    ) -> dict[str, Any]:
+        """One page of the queue (:meth:`proposal_list`) and ``next_cursor``: the cursor that
+        continues after it, absent on the last page. The order is stable (opened at, then id),
+        so a walk from cursor to cursor sees every proposal once, new ones at its end."""
+        wanted = (queue or QueueFilter()).checked()
+        if wanted.limit is None:
+            return {"proposals": self._queue(caller, repo, status, wanted)}
+        probe = replace(wanted, limit=wanted.limit + 1)  # one more: is there a next page?
+        rows = self._queue(caller, repo, status, probe)
+        page = rows[: wanted.limit]
+        more = len(rows) > wanted.limit
+        return {"proposals": page, "next_cursor": page[-1]["proposal_id"] if more else None}
 
     def revise(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from datetime import datetime
 from typing import Any
 
@@ -42,23 +43,43 @@ class History:
         actor: str | None = None,
         limit: int = 1000,
     ) -> list[dict[str, Any]]:
-        """Audit events of a repository, oldest first, filtered by time, element and actor.
+        """Audit events of a repository, oldest first, filtered by time, element and actor: the
+        newest ``limit`` (:meth:`history_page` pages back and forth)."""
+        page = self.history_page(
+            caller, repo, since=since, until=until, element_id=element_id, actor=actor, limit=limit
+        )
+        events: list[dict[str, Any]] = page["events"]
+        return events
+
+    def history_page(
+        self,
+        caller: Caller,
+        repo: str,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        element_id: str | None = None,
+        actor: str | None = None,
+        limit: int = 1000,
+        before: int | None = None,
+        after: int | None = None,
+    ) -> dict[str, Any]:
+        """One page of a repository's audit events, oldest first within the page, filtered by
+        time, element and actor: the newest ``limit``, or the newest ``limit`` before the event
+        at chain position ``before``, or the oldest ``limit`` after the one at ``after`` (and
+        before ``before``, when both are given).
+
+        ``prev_cursor`` (pass it as ``before``) is there while older events match,
+        ``next_cursor`` (pass it as ``after``) while newer ones do: both are ``chain_seq``
+        values, positions in the repository's append-only chain, so a page never shifts when
+        events are added, and a walk either way sees each event once.
 
         Trimmed to the caller's read clearance (``service.event_trimming``): readers see the
         events of content they may read, with unreadable ids taken out of payloads; auditors
         see every event, those about content above their clearance redacted.
         """
         key = repo_key(repo)
-        validate_instant(since, "since")
-        validate_instant(until, "until")
-        if since and until and since > until:
-            raise InvalidArgument("since is after until", field="since")
-        if element_id is not None:
-            validate_id(element_id, "el", "element")
-        if actor is not None:
-            validate_principal(actor, "actor")
-        if not 1 <= limit <= MAX_HISTORY:
-            raise InvalidArgument(f"limit must be between 1 and {MAX_HISTORY}", field="limit")
+        _check_query(since, until, element_id, actor, limit, before, after)
         with self.k.uow(readonly=True) as uow:
             self.k.gate.repository(uow, caller, key, Action.READ)
             if element_id is not None:
@@ -76,10 +97,11 @@ class History:
                 until=iso(until),
                 element_id=element_id,
                 actor=actor,
+                before=before,
+                after=after,
             )
             uow.commit()
-        # The newest ``limit`` events, still oldest first, so a bounded view shows recent work.
-        return views[-limit:]
+        return _history_window(views, limit, before, after)
 
     def verify_audit(
         self, caller: Caller, repo: str | None, checkpoint: Checkpoint | None = None
@@ -173,6 +195,49 @@ class History:
                 }
                 for r in rows
             ]
+
+
+def _check_query(
+    since: datetime | None,
+    until: datetime | None,
+    element_id: str | None,
+    actor: str | None,
+    limit: int,
+    before: int | None,
+    after: int | None,
+) -> None:
+    """A history query's arguments, each validated (INVALID_ARGUMENT naming it)."""
+    validate_instant(since, "since")
+    validate_instant(until, "until")
+    # since after until is an empty window (no events), not an error: no schema can say it
+    if element_id is not None:
+        validate_id(element_id, "el", "element")
+    if actor is not None:
+        validate_principal(actor, "actor")
+    if not 1 <= limit <= MAX_HISTORY:
+        raise InvalidArgument(f"limit must be between 1 and {MAX_HISTORY}", field="limit")
+    for name, cursor in (("before", before), ("after", after)):
+        if cursor is not None and cursor < 0:
+            raise InvalidArgument(f"{name} must be a chain position (0 or more)", field=name)
+
+
+def _history_window(
+    views: list[dict[str, Any]], limit: int, before: int | None, after: int | None
+) -> dict[str, Any]:
+    """The page of ``views`` (in chain order) the cursors select, with the cursors around it.
+    Without a cursor: the newest ``limit``, so a bounded view shows recent work."""
+    seqs = [v["chain_seq"] for v in views]
+    stop = len(views) if before is None else bisect.bisect_left(seqs, before)
+    if after is not None:  # with before as well: the oldest limit strictly between the two
+        start = min(bisect.bisect_right(seqs, after), stop)
+        end = min(start + limit, stop)
+    else:
+        end = stop
+        start = max(end - limit, 0)
+    # The page's first and last positions; past either end of an empty page, one beyond it.
+    prev = None if start == 0 else seqs[start] if start < len(seqs) else seqs[-1] + 1
+    nxt = None if end == len(seqs) else seqs[end - 1] if end > 0 else seqs[0] - 1
+    return {"events": views[start:end], "prev_cursor": prev, "next_cursor": nxt}
 
 
 def _genesis(chain_key: str) -> str | None:

@@ -54,17 +54,23 @@ class QueueFilter:
             and (self.since is None or p.created_at >= self.since)
         )
 
-    def page(self, views: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The views that pass the staleness filter, ordered, from after the cursor, at most
-        ``limit``."""
+    def page(
+        self, views: Sequence[dict[str, Any]], after: tuple[datetime, str] | None = None
+    ) -> list[dict[str, Any]]:
+        """The views that pass the staleness filter, ordered by (opened at, id), from past the
+        cursor's position ``after`` (the cursor proposal's own key: it need not be in the
+        queue any more — accepted, rebased — for the walk to continue), at most ``limit``."""
         rows = [v for v in views if self.stale is None or v["stale"] is self.stale]
-        rows.sort(key=lambda v: (v["created_at"], v["proposal_id"]), reverse=self.newest_first)
-        if self.cursor is not None:
-            ids = [v["proposal_id"] for v in rows]
-            if self.cursor not in ids:
-                raise InvalidArgument(
-                    f"cursor {self.cursor} is not in this queue (any more): list it again",
-                    field="cursor",
-                )
-            rows = rows[ids.index(self.cursor) + 1 :]
+        rows.sort(key=_position, reverse=self.newest_first)
+        if after is not None:
+            rows = [
+                v
+                for v in rows
+                if (_position(v) < after if self.newest_first else _position(v) > after)
+            ]
         return rows[: self.limit] if self.limit is not None else rows
+
+
+def _position(view: dict[str, Any]) -> tuple[datetime, str]:
+    """Where a proposal stands in the queue: opened at (as an instant, not as text), then id."""
+    return datetime.fromisoformat(view["created_at"]), view["proposal_id"]

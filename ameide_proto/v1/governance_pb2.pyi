@@ -113,18 +113,36 @@ class ProposeRequest(_message.Message):
     def __init__(self, repository_id: _Optional[str] = ..., change_kind: _Optional[str] = ..., element_id: _Optional[str] = ..., target_version_id: _Optional[str] = ..., title: _Optional[str] = ..., body: _Optional[str] = ..., summary: _Optional[str] = ..., target_selector: _Optional[_Union[TargetSelector, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., client_request_id: _Optional[str] = ..., type_key: _Optional[str] = ..., element_kind: _Optional[str] = ..., classification: _Optional[str] = ...) -> None: ...
 
 class ListProposalsRequest(_message.Message):
-    __slots__ = ("repository_id", "status")
+    __slots__ = ("repository_id", "status", "element_id", "proposer", "stale", "conflicts", "since", "newest_first", "page_size", "page_token")
     REPOSITORY_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    ELEMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROPOSER_FIELD_NUMBER: _ClassVar[int]
+    STALE_FIELD_NUMBER: _ClassVar[int]
+    CONFLICTS_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    NEWEST_FIRST_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     repository_id: str
     status: str
-    def __init__(self, repository_id: _Optional[str] = ..., status: _Optional[str] = ...) -> None: ...
+    element_id: str
+    proposer: str
+    stale: bool
+    conflicts: bool
+    since: str
+    newest_first: bool
+    page_size: int
+    page_token: str
+    def __init__(self, repository_id: _Optional[str] = ..., status: _Optional[str] = ..., element_id: _Optional[str] = ..., proposer: _Optional[str] = ..., stale: _Optional[bool] = ..., conflicts: _Optional[bool] = ..., since: _Optional[str] = ..., newest_first: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListProposalsResponse(_message.Message):
-    __slots__ = ("proposals",)
+    __slots__ = ("proposals", "next_page_token")
     PROPOSALS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     proposals: _containers.RepeatedCompositeFieldContainer[Proposal]
-    def __init__(self, proposals: _Optional[_Iterable[_Union[Proposal, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, proposals: _Optional[_Iterable[_Union[Proposal, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class GetProposalRequest(_message.Message):
     __slots__ = ("proposal_id",)
@@ -357,26 +375,34 @@ class AuditEvent(_message.Message):
     def __init__(self, event_id: _Optional[int] = ..., chain_seq: _Optional[int] = ..., event_type: _Optional[str] = ..., occurred_at: _Optional[str] = ..., actor: _Optional[str] = ..., on_behalf_of: _Optional[str] = ..., purpose: _Optional[str] = ..., element_id: _Optional[str] = ..., version_id: _Optional[str] = ..., proposal_id: _Optional[str] = ..., baseline_id: _Optional[str] = ..., payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., hash: _Optional[str] = ...) -> None: ...
 
 class GetHistoryRequest(_message.Message):
-    __slots__ = ("repository_id", "since", "until", "element_id", "actor", "limit")
+    __slots__ = ("repository_id", "since", "until", "element_id", "actor", "limit", "before", "after")
     REPOSITORY_ID_FIELD_NUMBER: _ClassVar[int]
     SINCE_FIELD_NUMBER: _ClassVar[int]
     UNTIL_FIELD_NUMBER: _ClassVar[int]
     ELEMENT_ID_FIELD_NUMBER: _ClassVar[int]
     ACTOR_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_FIELD_NUMBER: _ClassVar[int]
+    AFTER_FIELD_NUMBER: _ClassVar[int]
     repository_id: str
     since: str
     until: str
     element_id: str
     actor: str
     limit: int
-    def __init__(self, repository_id: _Optional[str] = ..., since: _Optional[str] = ..., until: _Optional[str] = ..., element_id: _Optional[str] = ..., actor: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    before: int
+    after: int
+    def __init__(self, repository_id: _Optional[str] = ..., since: _Optional[str] = ..., until: _Optional[str] = ..., element_id: _Optional[str] = ..., actor: _Optional[str] = ..., limit: _Optional[int] = ..., before: _Optional[int] = ..., after: _Optional[int] = ...) -> None: ...
 
 class GetHistoryResponse(_message.Message):
-    __slots__ = ("events",)
+    __slots__ = ("events", "prev_cursor", "next_cursor")
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    PREV_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    NEXT_CURSOR_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[AuditEvent]
-    def __init__(self, events: _Optional[_Iterable[_Union[AuditEvent, _Mapping]]] = ...) -> None: ...
+    prev_cursor: int
+    next_cursor: int
+    def __init__(self, events: _Optional[_Iterable[_Union[AuditEvent, _Mapping]]] = ..., prev_cursor: _Optional[int] = ..., next_cursor: _Optional[int] = ...) -> None: ...
 
 class AccessLogEntry(_message.Message):
     __slots__ = ("access_id", "at", "principal_id", "on_behalf_of", "purpose", "operation", "repository_id", "subject")

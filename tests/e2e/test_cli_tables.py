@@ -106,8 +106,8 @@ def test_the_queue_filters_orders_and_pages(repo, queue, files) -> None:
     assert later == []
     gone = cli("proposal", "list", "--repo", repo.key, "--cursor", "prop_" + "0" * 24,
                as_=repo.curator)  # fmt: skip
-    assert gone.exit_code == 2
-    assert "not in this queue" in gone.stderr
+    assert gone.exit_code == 3, gone.stderr  # a cursor naming no proposal: NOT_FOUND
+    assert "not found" in gone.stderr
 
 
 def test_accept_dry_run_says_what_would_happen_and_changes_nothing(repo, queue) -> None:

@@ -148,6 +148,8 @@ def run_schemathesis(world: World, tmp_path: Path) -> list[subprocess.CompletedP
     done = []
     with running(app) as base_url:
         for name, options in runs.items():
+            # the rest also follows the document's links (the queue's and history's pages)
+            phases = "coverage,fuzzing" + (",stateful" if name == "the-rest" else "")
             cwd = tmp_path / name
             cwd.mkdir()
             (cwd / "schemathesis.toml").write_text(config, encoding="utf-8")
@@ -167,7 +169,7 @@ def run_schemathesis(world: World, tmp_path: Path) -> list[subprocess.CompletedP
                         str(SEED),
                         "--no-shrink",
                         "--phases",
-                        "coverage,fuzzing",  # no links to follow: stateful adds nothing
+                        phases,
                         "--workers",
                         "1",  # CPython 3.11 AST is not thread-safe (cpython#106905)
                         *options,
