@@ -74,6 +74,8 @@ class Curation:
         ``client_request_id`` — a repeat returns the original with ``replay: true``."""
         key = repo_key(repo)
         kind = _change_kind(change_kind)
+        if kind is ChangeKind.CREATE:
+            _unpinned(element_id=element_id, target_version_id=target_version_id)
         body = validate_body(body)
         summary = validate_text(summary, "summary", MAX_SUMMARY_CHARS)
         metadata = validate_metadata(metadata)
@@ -276,6 +278,18 @@ def _fingerprint(*request: Any) -> str:
     return hashlib.sha256(
         json.dumps(list(request), sort_keys=True, default=str).encode()
     ).hexdigest()
+
+
+def _unpinned(**pins: str | None) -> None:
+    """A CREATE proposal makes a new element: a pin to an existing one is a mistake the caller
+    must hear about, not a field silently dropped."""
+    for name, value in pins.items():
+        if value:
+            raise InvalidArgument(
+                f"a CREATE proposal makes a new element and takes no {name}; "
+                "propose an UPDATE to change an existing element",
+                field=name,
+            )
 
 
 def _check_baseline(uow: UnitOfWork, key: str, sel: TargetSelector) -> None:

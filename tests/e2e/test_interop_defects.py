@@ -1,0 +1,85 @@
+"""Interop defects of issue 30 section 3, each checked on a real surface: REST on a real
+uvicorn server, gRPC on a real channel, MCP through the official SDK client, the CLI through
+CliRunner."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from mcp_adapter.http import create_http_app
+from server.rest import create_app
+from tests.conftest import World
+from tests.e2e.mcp_harness import error_of, http_session
+from tests.e2e.rest_harness import running, tokens_for
+
+
+class Live:
+    """A real REST server over the world, with one bearer token per principal."""
+
+    def __init__(self, world: World, base: str) -> None:
+        self.world, self.base = world, base
+        self.tokens = tokens_for(world)
+        self.repo_path = f"/v1/repositories/{world.repo}"
+
+    def call(self, method: str, path: str, who: Any, **kwargs: Any) -> httpx2.Response:
+        headers = dict(kwargs.pop("headers", {}))
+        if who is not None:
+            headers["Authorization"] = f"Bearer {self.tokens[who.principal_id]}"
+        return httpx2.request(method, self.base + path, headers=headers, timeout=30, **kwargs)
+
+
+@pytest.fixture
+def live(world: World) -> Iterator[Live]:
+    app = create_app(world.svc, settings=world.app.settings)
+    with running(app) as base:
+        yield Live(world, base)
+
+
+def _mcp_propose(world: World, args: dict[str, Any]) -> dict[str, Any]:
+    """``memory.propose`` over Streamable HTTP as the agent; the tool error's body."""
+    token = world.svc.create_token(world.admin, world.agent.principal_id)["token"]
+    found: dict[str, Any] = {}
+
+    async def main(url: str) -> None:
+        async with http_session(url, token) as client:
+            found.update(error_of(await client.call_tool("memory.propose", args)))
+
+    with running(create_http_app(world.svc, settings=world.app.settings)) as base:
+        anyio.run(main, f"{base}/mcp")
+    return found
+
+
+# 1. A CREATE proposal with a pin is refused, not silently turned into a new element.
+
+
+@pytest.mark.parametrize("pin", ["element_id", "target_version_id"])
+def test_a_create_proposal_with_a_pin_is_refused_on_rest(live: Live, pin: str) -> None:
+    w = live.world
+    element, version = w.canonical()
+    pins = {"element_id": element, "target_version_id": version}
+    body = {"change_kind": "CREATE", "title": "t", "body": "# t\n", "summary": "s", pin: pins[pin]}
+    before = w.svc.proposal_list(w.curator, w.repo)
+    response = live.call("POST", f"{live.repo_path}/proposals", w.agent, json=body)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "INVALID_ARGUMENT"
+    assert error["details"]["field"] == pin
+    assert pin in error["message"]
+    assert w.svc.proposal_list(w.curator, w.repo) == before
+
+
+def test_a_create_proposal_with_a_pin_is_refused_on_mcp(world: World) -> None:
+    element, version = world.canonical()
+    error = _mcp_propose(
+        world,
+        {"repository": world.repo, "change_kind": "CREATE", "title": "t", "body": "# t\n",
+         "summary": "s", "element_id": element, "target_version_id": version},
+    )  # fmt: skip
+    assert error["code"] == "INVALID_ARGUMENT"
+    assert error["details"]["field"] == "element_id"
+    assert world.svc.proposal_list(world.curator, world.repo) == []
