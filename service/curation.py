@@ -306,7 +306,7 @@ def _create_spec(
     """The level and the element spec a CREATE proposal carries until it is accepted."""
     level = Classification.parse(classification) if classification else Classification.INTERNAL
     if not (perm.may_act_on(Action.PROPOSE, level) or perm.may_act_on(Action.CURATE, level)):
-        raise InvalidArgument("classification is above your clearance", field="classification")
+        raise PermissionDenied("classification is above your clearance", field="classification")
     spec = {
         "type_key": validate_type_key(type_key),
         "element_kind": parse_element_kind(element_kind),

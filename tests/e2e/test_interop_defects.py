@@ -83,3 +83,20 @@ def test_a_create_proposal_with_a_pin_is_refused_on_mcp(world: World) -> None:
     assert error["code"] == "INVALID_ARGUMENT"
     assert error["details"]["field"] == "element_id"
     assert world.svc.proposal_list(world.curator, world.repo) == []
+
+
+# 3. Creating or proposing above one's clearance is 403 PERMISSION_DENIED, not 400.
+
+
+def test_creating_or_proposing_above_ones_clearance_is_403(live: Live) -> None:
+    w = live.world
+    create = {"title": "Secret", "body": "# s\n", "classification": "restricted"}
+    created = live.call("POST", f"{live.repo_path}/elements", w.curator, json=create)
+    assert created.status_code == 403, created.text
+    assert created.json()["error"]["code"] == "PERMISSION_DENIED"
+    propose = {"change_kind": "CREATE", "title": "Secret", "body": "# s\n", "summary": "s",
+               "classification": "restricted"}  # fmt: skip
+    proposed = live.call("POST", f"{live.repo_path}/proposals", w.agent, json=propose)
+    assert proposed.status_code == 403, proposed.text
+    assert proposed.json()["error"]["code"] == "PERMISSION_DENIED"
+    assert proposed.json()["error"]["details"]["field"] == "classification"
