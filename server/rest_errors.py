@@ -125,7 +125,8 @@ def allowed_methods(request: Request) -> list[str]:
         ]
         app.state.allowed_methods = table
     path = request.scope.get("path", "")
-    return next((methods for regex, methods in table if regex.match(path)), [])
+    methods = next((methods for regex, methods in table if regex.match(path)), [])
+    return sorted({*methods, "HEAD"}) if "GET" in methods else methods  # ``HeadAsGet``
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -4,6 +4,7 @@ CliRunner."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -100,3 +101,26 @@ def test_creating_or_proposing_above_ones_clearance_is_403(live: Live) -> None:
     assert proposed.status_code == 403, proposed.text
     assert proposed.json()["error"]["code"] == "PERMISSION_DENIED"
     assert proposed.json()["error"]["details"]["field"] == "classification"
+
+
+# 6. HEAD is answered on every GET route, as GET without the body.
+
+
+def test_head_is_answered_on_every_get_route(live: Live) -> None:
+    w = live.world
+    element, _ = w.canonical()
+    real = {"tenant": w.repo.split("/")[0], "org": "eng", "repo": "platform", "element_id": element}
+    paths = live.call("GET", "/openapi.json", None).json()["paths"]
+    gets = [path for path, ops in paths.items() if "get" in ops]
+    assert len(gets) > 20
+    for template in [*gets, "/ui/login"]:
+        path = re.sub(r"\{(\w+)\}", lambda m: real.get(m.group(1), "x"), template)
+        got = live.call("GET", path, w.admin)
+        head = live.call("HEAD", path, w.admin)
+        assert head.status_code == got.status_code != 405, (path, head.status_code)
+        assert head.content == b""
+        assert head.headers.get("content-type") == got.headers.get("content-type"), path
+    for path in ("/healthz", f"/v1/elements/{element}"):
+        got, head = live.call("GET", path, w.admin), live.call("HEAD", path, w.admin)
+        assert head.status_code == 200
+        assert head.headers["content-length"] == str(len(got.content))
