@@ -43,6 +43,7 @@ from server.rest_errors import (
     ERROR_RESPONSES,
     BodyLimit,
     BodyText,
+    JsonBody,
     document_errors_as_400,
     install_error_handlers,
 )
@@ -120,6 +121,7 @@ def create_app(
     app.include_router(_operations_router(service, metrics, public=metrics_public, workers=workers))
     app.mount("/ui", create_console(service), name="console")  # the curator console (HTML)
     app.add_middleware(HeadAsGet)  # innermost: the access log and metrics still say HEAD
+    app.add_middleware(JsonBody)  # /v1: application/json, one value per key
     app.add_middleware(BodyText)  # inside BodyLimit: only a bounded body is buffered
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     app.add_middleware(ObserveMiddleware, metrics=metrics, surface="rest")

@@ -124,3 +124,42 @@ def test_head_is_answered_on_every_get_route(live: Live) -> None:
         got, head = live.call("GET", path, w.admin), live.call("HEAD", path, w.admin)
         assert head.status_code == 200
         assert head.headers["content-length"] == str(len(got.content))
+
+
+# 7. A body that is not application/json is 415 naming the type; a duplicate JSON key is 400.
+
+
+def test_a_body_of_another_media_type_is_415_naming_the_expected_one(live: Live) -> None:
+    w = live.world
+    path = f"{live.repo_path}/proposals"
+    body = b'{"change_kind": "CREATE", "title": "t", "body": "# t\\n", "summary": "s"}'
+    for media in ("text/plain", "application/x-www-form-urlencoded", None):
+        headers = {} if media is None else {"Content-Type": media}
+        refused = live.call("POST", path, w.agent, content=body, headers=headers)
+        assert refused.status_code == 415, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "UNSUPPORTED_MEDIA_TYPE"
+        assert "application/json" in error["message"]
+        assert error["details"] == {"expected": "application/json"}
+    for media in ("application/json", "application/json; charset=utf-8", "application/x+json"):
+        created = live.call("POST", path, w.agent, content=body, headers={"Content-Type": media})
+        assert created.status_code == 201, (media, created.text)
+    assert w.svc.proposal_list(w.curator, w.repo)  # the refused ones changed nothing
+    assert len(w.svc.proposal_list(w.curator, w.repo)) == 3
+
+
+def test_a_json_body_with_a_duplicate_key_is_400(live: Live) -> None:
+    w = live.world
+    path = f"{live.repo_path}/proposals"
+    headers = {"Content-Type": "application/json"}
+    twice = (
+        b'{"change_kind": "CREATE", "title": "t", "title": "u", "body": "# t\\n", "summary": "s"}'
+    )
+    refused = live.call("POST", path, w.agent, content=twice, headers=headers)
+    assert refused.status_code == 400, refused.text
+    error = refused.json()["error"]
+    assert (error["code"], error["details"]) == ("INVALID_ARGUMENT", {"field": "title"})
+    nested = b'{"change_kind": "CREATE", "title": "t", "body": "# t\\n", "summary": "s", '
+    nested += b'"metadata": {"a": 1, "a": 2}}'
+    assert live.call("POST", path, w.agent, content=nested, headers=headers).status_code == 400
+    assert w.svc.proposal_list(w.curator, w.repo) == []
