@@ -163,3 +163,27 @@ def test_a_json_body_with_a_duplicate_key_is_400(live: Live) -> None:
     nested += b'"metadata": {"a": 1, "a": 2}}'
     assert live.call("POST", path, w.agent, content=nested, headers=headers).status_code == 400
     assert w.svc.proposal_list(w.curator, w.repo) == []
+
+
+# 9. GET /mcp is 405 (a stateless server has no SSE stream to open), and the SDK client still works.
+
+
+def test_get_on_the_stateless_mcp_endpoint_is_405_and_clients_carry_on(world: World) -> None:
+    token = world.svc.create_token(world.admin, world.agent.principal_id)["token"]
+    headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
+    listed: list[str] = []
+
+    async def main(url: str) -> None:
+        async with http_session(url, token) as client:
+            listed.extend(t.name for t in (await client.list_tools()).tools)
+
+    with running(create_http_app(world.svc, settings=world.app.settings)) as base:
+        for method in ("GET", "HEAD"):
+            response = httpx2.request(method, f"{base}/mcp", headers=headers, timeout=5)
+            assert response.status_code == 405, (method, response.text)
+            assert response.headers["allow"] == "POST"
+        assert response.headers["content-length"]  # a complete answer, not an open stream
+        got = httpx2.get(f"{base}/mcp", headers=headers, timeout=5)
+        assert got.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+        anyio.run(main, f"{base}/mcp")
+    assert "memory.propose" in listed
