@@ -74,8 +74,7 @@ class Curation:
         ``client_request_id`` — a repeat returns the original with ``replay: true``."""
         key = repo_key(repo)
         kind = _change_kind(change_kind)
-        if kind is ChangeKind.CREATE:
-            _unpinned(element_id=element_id, target_version_id=target_version_id)
+        _no_pin_on_create(kind, element_id=element_id, target_version_id=target_version_id)
         body = validate_body(body)
         summary = validate_text(summary, "summary", MAX_SUMMARY_CHARS)
         metadata = validate_metadata(metadata)
@@ -280,11 +279,11 @@ def _fingerprint(*request: Any) -> str:
     ).hexdigest()
 
 
-def _unpinned(**pins: str | None) -> None:
+def _no_pin_on_create(kind: ChangeKind, **pins: str | None) -> None:
     """A CREATE proposal makes a new element: a pin to an existing one is a mistake the caller
     must hear about, not a field silently dropped."""
     for name, value in pins.items():
-        if value:
+        if kind is ChangeKind.CREATE and value:
             raise InvalidArgument(
                 f"a CREATE proposal makes a new element and takes no {name}; "
                 "propose an UPDATE to change an existing element",
