@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from cli import output
+from cli.errors import exit_code_of
 from cli.inputs import parse_instant, read_body, read_json_object
 from cli.options import (
     BodyFile,
@@ -305,8 +306,11 @@ def accept(
     Only the proposal version you reviewed is accepted: pass it with --expected-version;
     without it, the version read just before accepting is the one accepted (and named)."""
     s = session(ctx, json_)
-    if dry_run:
-        s.emit(s.service.accept_preview(s.caller, proposal_id), _show_preview)
+    if dry_run:  # the preview is printed in full; a refusal also sets the exit code it would
+        preview = s.service.accept_preview(s.caller, proposal_id)
+        s.emit(preview, _show_preview)
+        if preview["refusal"] is not None:
+            raise typer.Exit(exit_code_of(preview["refusal"]["code"]))
         return
     if expected_version is None:  # a revise between this read and the accept is still caught
         expected_version = s.service.proposal_show(s.caller, proposal_id)["proposal_version_id"]

@@ -36,3 +36,15 @@ USAGE_ERROR_CODE = InvalidArgument.code
 def exit_code_for(error: AmeideError) -> int:
     """The exit code of an error (the one table, nearest class along its MRO)."""
     return rule_for(error).exit_code
+
+
+def exit_code_of(code: str) -> int:
+    """The exit code of an error known only by its wire ``code`` (``STALE_PROPOSAL`` → 5), as in
+    a verdict the service reports rather than raises (``accept --dry-run``'s refusal)."""
+    found: list[type[AmeideError]] = [AmeideError]
+    while found:
+        cls = found.pop()
+        if cls.code == code:
+            return rule_for(cls).exit_code
+        found.extend(cls.__subclasses__())
+    return EXIT_INTERNAL

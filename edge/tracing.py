@@ -27,6 +27,7 @@ _CODE_OF_HTTP_STATUS: dict[int, str] = {
     INTERNAL.http_status: INTERNAL.grpc_status,
     405: "METHOD_NOT_ALLOWED",
     413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
 }
 for _cls, _rule in ERROR_TABLE.items():  # the first class listed for a status is its plain code
     _CODE_OF_HTTP_STATUS.setdefault(_rule.http_status, _cls.code)

@@ -10,8 +10,10 @@ In front of the SDK's transport sits ``McpGuard``:
    loopback host.
 
 The transport is stateless with JSON responses: every POST carries its own token, so any
-server process sharing the database can answer any request. ``X-Ameide-On-Behalf-Of``,
-``X-Ameide-Purpose`` and ``X-Ameide-Roles`` narrow the caller as on the REST API.
+server process sharing the database can answer any request. ``GET`` (the optional SSE stream,
+which a stateless server has nothing to send on) is 405 with ``Allow: POST``.
+``X-Ameide-On-Behalf-Of``, ``X-Ameide-Purpose`` and ``X-Ameide-Roles`` narrow the caller as on
+the REST API.
 """
 
 from __future__ import annotations
@@ -102,6 +104,9 @@ class McpGuard:
             )
             await _refuse(send, denied)
             return
+        if scope.get("method") in ("GET", "HEAD"):
+            await _no_stream(send)
+            return
         try:
             scope[IDENTITY_KEY] = await self._identity(headers)
         except Unauthenticated as exc:
@@ -131,6 +136,15 @@ async def _refuse(send: Send, error: AmeideError, metadata_url: str | None = Non
         challenge = f'Bearer resource_metadata="{metadata_url}"' if metadata_url else "Bearer"
         extra.append((b"www-authenticate", challenge.encode()))
     await _json(send, status, error_body(error.code, error.message, error.details), extra)
+
+
+async def _no_stream(send: Send) -> None:
+    """405 to ``GET``: the transport is stateless, so there is no server-to-client SSE stream to
+    open (the SDK would open one that never sends or closes); the Streamable HTTP spec lets a
+    server answer 405 instead, and clients then carry on over POST alone."""
+    message = "this MCP endpoint is stateless and opens no SSE stream; send requests with POST"
+    body = error_body("METHOD_NOT_ALLOWED", message, {"allowed": ["POST"]})
+    await _json(send, 405, body, [(b"allow", b"POST")])
 
 
 async def _json(

@@ -1,8 +1,10 @@
 """``grpc.health.v1.Health`` for probes (``grpc_health_probe``, Kubernetes): each of our services,
 and the server as a whole (``""``), is SERVING when the service is ready — the database answers
 and the keyword index is on disk and able to catch up (``MemoryService.health``) — and
-NOT_SERVING while it is not. The status is read at each ``Check``, so it never goes stale; ``Watch``
-streams it as the base class does. It needs no token (a public service of the auth interceptor).
+NOT_SERVING while it is not. The status is read at each ``Check`` and ``List``, so it never goes
+stale; ``List`` answers every service with its status (the base class leaves it unimplemented);
+``Watch`` streams it as the base class does. It needs no token (a public service of the auth
+interceptor).
 """
 
 from __future__ import annotations
@@ -40,3 +42,12 @@ class ReadinessHealth(health.HealthServicer):  # type: ignore[misc]
     def Check(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802 - gRPC
         self.refresh()
         return super().Check(request, context)
+
+    def List(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802 - gRPC
+        """Every service this server reports on (and ``""``, the server) with its status now."""
+        self.refresh()
+        statuses = {
+            name: health_pb2.HealthCheckResponse(status=self._server_status[name])
+            for name in self._names
+        }
+        return health_pb2.HealthListResponse(statuses=statuses)

@@ -23,6 +23,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, Field
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from console.app import create_console
 from domain.errors import Unauthenticated
@@ -42,6 +43,7 @@ from server.rest_errors import (
     ERROR_RESPONSES,
     BodyLimit,
     BodyText,
+    JsonBody,
     document_errors_as_400,
     install_error_handlers,
 )
@@ -118,11 +120,38 @@ def create_app(
     app.include_router(v1)
     app.include_router(_operations_router(service, metrics, public=metrics_public, workers=workers))
     app.mount("/ui", create_console(service), name="console")  # the curator console (HTML)
+    app.add_middleware(HeadAsGet)  # innermost: the access log and metrics still say HEAD
+    app.add_middleware(JsonBody)  # /v1: application/json, one value per key
     app.add_middleware(BodyText)  # inside BodyLimit: only a bounded body is buffered
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     app.add_middleware(ObserveMiddleware, metrics=metrics, surface="rest")
     _openapi_with_400(app)
     return app
+
+
+class HeadAsGet:
+    """Answer ``HEAD`` on every ``GET`` route (RFC 9110 §9.3.2; uptime probes use it): the
+    request runs as ``GET`` — same status, same headers, ``Content-Length`` included — and the
+    body is dropped. FastAPI routes list ``GET`` only, so without this ``HEAD`` is a 405; one
+    gate here covers every route, the operations ones and ``/ui`` included, and the OpenAPI
+    document stays as it is (``HEAD`` is implicit there)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headless(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    return  # the body is never sent; only its end is
+                message = {"type": "http.response.body", "body": b"", "more_body": False}
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headless)
 
 
 def _operations_router(

@@ -6,7 +6,8 @@ table's (400 ``INVALID_ARGUMENT``, 401 ``UNAUTHENTICATED`` with ``WWW-Authentica
 
 Request-shape errors found by FastAPI (missing field, wrong type, bad JSON) are answered with
 400 and ``INVALID_ARGUMENT`` as well, never 422: one code has one status, whichever layer
-noticed the problem. A body over the limit is 413 ``PAYLOAD_TOO_LARGE``. Anything else is a
+noticed the problem. A body over the limit is 413 ``PAYLOAD_TOO_LARGE``; a ``/v1`` body that is
+not ``application/json`` is 415 ``UNSUPPORTED_MEDIA_TYPE`` (``JsonBody``). Anything else is a
 bug and becomes 500 ``INTERNAL`` with the trace id.
 """
 
@@ -39,6 +40,7 @@ _PLAIN_HTTP_CODES = {
     404: "NOT_FOUND",
     405: "METHOD_NOT_ALLOWED",
     413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
 }
 MAX_PROBLEMS = 20
 
@@ -66,6 +68,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     409: {"model": ErrorBody, "description": "ALREADY_EXISTS or CONFLICT (lost a race; retry)"},
     412: {"model": ErrorBody, "description": "FAILED_PRECONDITION, STALE_PROPOSAL, LEGAL_HOLD, …"},
     413: {"model": ErrorBody, "description": "PAYLOAD_TOO_LARGE: the request body is too large"},
+    415: {"model": ErrorBody, "description": "UNSUPPORTED_MEDIA_TYPE: send application/json"},
 }
 """The error responses every ``/v1`` operation documents in OpenAPI."""
 
@@ -125,7 +128,8 @@ def allowed_methods(request: Request) -> list[str]:
         ]
         app.state.allowed_methods = table
     path = request.scope.get("path", "")
-    return next((methods for regex, methods in table if regex.match(path)), [])
+    methods = next((methods for regex, methods in table if regex.match(path)), [])
+    return sorted({*methods, "HEAD"}) if "GET" in methods else methods  # ``HeadAsGet``
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -254,6 +258,96 @@ class BodyText:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+JSON_MEDIA_TYPE = "application/json"
+
+
+class JsonBody:
+    """The one gate for the JSON bodies of ``/v1``: the media type, and one value per key.
+
+    A body sent with a ``Content-Type`` other than ``application/json`` (or a ``+json`` type;
+    parameters such as ``charset`` are fine), or with none, is 415 ``UNSUPPORTED_MEDIA_TYPE``
+    naming the type expected, instead of reaching validation as a string ("body: Input should be
+    a valid dictionary"). An object
+    with the same key twice, at any depth, is 400 ``INVALID_ARGUMENT`` naming the key: JSON
+    parsers disagree which value wins, so a gateway and this server could read different
+    requests. Empty bodies (the optional ones) pass. Install it inside ``BodyText``.
+    """
+
+    def __init__(self, app: ASGIApp, prefix: str = "/v1/") -> None:
+        self.app = app
+        self.prefix = prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] != "http"
+            or scope.get("method") in ("GET", "HEAD", "OPTIONS")
+            or not scope.get("path", "").startswith(self.prefix)
+        ):
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        refusal = _json_refusal(Headers(scope=scope).get("content-type"), body)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+def _json_refusal(content_type: str | None, body: bytes) -> JSONResponse | None:
+    if not body.strip():
+        return None
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    if media != JSON_MEDIA_TYPE and not (
+        media.startswith("application/") and media.endswith("+json")
+    ):
+        given = f"Content-Type {media!r}" if media else "no Content-Type"
+        message = f"unsupported media type ({given}): send {JSON_MEDIA_TYPE}"
+        return error_response(415, _PLAIN_HTTP_CODES[415], message, {"expected": JSON_MEDIA_TYPE})
+    try:
+        json.loads(body, object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey as duplicate:
+        key = duplicate.args[0]
+        return error_response(
+            400,
+            InvalidArgument.code,
+            f"the JSON body has the key {key!r} more than once in one object",
+            {"field": key},
+        )
+    except ValueError:
+        return None  # not JSON: the route reports its own parse error
+    return None
+
+
+class _DuplicateKey(Exception):
+    """A JSON object with one key twice (its args: the key)."""
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _DuplicateKey(key)
+        found[key] = value
+    return found
 
 
 def _text_problem(body: bytes) -> str | None:

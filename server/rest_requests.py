@@ -191,6 +191,8 @@ PROPOSE_RULES: dict[str, Any] = {
                     "properties": {
                         "change_kind": {"const": ChangeKind.CREATE.value},
                         "title": {"type": "string", "pattern": NOT_BLANK_PATTERN},
+                        "element_id": _NOT_GIVEN,  # a CREATE makes a new element
+                        "target_version_id": _NOT_GIVEN,
                     },
                 },
                 {

@@ -75,6 +75,7 @@ class Curation:
         ``client_request_id`` — a repeat returns the original with ``replay: true``."""
         key = repo_key(repo)
         kind = _change_kind(change_kind)
+        _no_pin_on_create(kind, element_id=element_id, target_version_id=target_version_id)
         body = validate_body(body)
         summary = validate_text(summary, "summary", MAX_SUMMARY_CHARS)
         metadata = validate_metadata(metadata)
@@ -309,6 +310,18 @@ def _fingerprint(*request: Any) -> str:
     ).hexdigest()
 
 
+def _no_pin_on_create(kind: ChangeKind, **pins: str | None) -> None:
+    """A CREATE proposal makes a new element: a pin to an existing one is a mistake the caller
+    must hear about, not a field silently dropped."""
+    for name, value in pins.items():
+        if kind is ChangeKind.CREATE and value:
+            raise InvalidArgument(
+                f"a CREATE proposal makes a new element and takes no {name}; "
+                "propose an UPDATE to change an existing element",
+                field=name,
+            )
+
+
 def _check_baseline(uow: UnitOfWork, key: str, sel: TargetSelector) -> None:
     if sel.baseline_id:
         validate_id(sel.baseline_id, "bl", "baseline")
@@ -323,7 +336,7 @@ def _create_spec(
     """The level and the element spec a CREATE proposal carries until it is accepted."""
     level = Classification.parse(classification) if classification else Classification.INTERNAL
     if not (perm.may_act_on(Action.PROPOSE, level) or perm.may_act_on(Action.CURATE, level)):
-        raise InvalidArgument("classification is above your clearance", field="classification")
+        raise PermissionDenied("classification is above your clearance", field="classification")
     spec = {
         "type_key": validate_type_key(type_key),
         "element_kind": parse_element_kind(element_kind),

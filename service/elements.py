@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from domain.errors import FailedPrecondition, InvalidArgument, NotFound
+from domain.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from domain.model import (
     Element,
     Relationship,
@@ -64,7 +64,7 @@ class Elements:
             perm = self.k.gate.repository(uow, caller, key, Action.CURATE)
             if not perm.may_act_on(Action.CURATE, level):
                 top = perm.clearance_for(Action.CURATE) or perm.clearance
-                raise InvalidArgument(
+                raise PermissionDenied(
                     f"classification {level.value} is above your clearance {top.value}",
                     field="classification",
                 )

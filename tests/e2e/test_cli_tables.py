@@ -4,6 +4,7 @@ blocks when even the ids do not fit."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -125,13 +126,19 @@ def test_accept_dry_run_says_what_would_happen_and_changes_nothing(repo, queue) 
     assert "nothing changed" in people.stdout
 
     cli.ok("accept", queue[0], as_=repo.curator)
-    stale = cli.ok("accept", queue[1], "--dry-run", as_=repo.curator)
+    # a refusal is printed in full and exits with the refusal's code (issue 30: it exited 0)
+    refused = cli("accept", queue[1], "--dry-run", "--json", as_=repo.curator)
+    assert refused.exit_code == 5  # STALE_PROPOSAL is a FAILED_PRECONDITION
+    stale = json.loads(refused.stdout)
     assert stale["would_accept"] is False
     assert stale["stale"] is True
     assert stale["refusal"]["code"] == "STALE_PROPOSAL"
-    assert "would refuse" in cli("accept", queue[1], "--dry-run", as_=repo.curator).stdout
-    denied = cli.ok("accept", queue[1], "--dry-run", as_=repo.agent)
-    assert denied["refusal"]["code"] == "PERMISSION_DENIED"
+    told = cli("accept", queue[1], "--dry-run", as_=repo.curator)
+    assert "would refuse" in told.stdout
+    assert told.exit_code == 5
+    denied = cli("accept", queue[1], "--dry-run", "--json", as_=repo.agent)
+    assert denied.exit_code == 4
+    assert json.loads(denied.stdout)["refusal"]["code"] == "PERMISSION_DENIED"
 
 
 RED = "\x1b[31mRED\x1b[0m"

@@ -34,6 +34,15 @@ def test_every_service_is_serving_while_the_service_is_ready(world: World) -> No
         assert unknown.value.code() is grpc.StatusCode.NOT_FOUND  # type: ignore[attr-defined]
 
 
+def test_list_answers_every_service_with_its_status(world: World) -> None:
+    # issue 30: List was the base class's NotImplementedError, an INTERNAL on the wire
+    with serve(world) as client:
+        probe = health_pb2_grpc.HealthStub(client.channel)  # no token: probes carry none
+        listed = probe.List(health_pb2.HealthListRequest(), timeout=10).statuses
+        every = ("", *SERVICE_NAMES)
+        assert {name: listed[name].status for name in listed} == dict.fromkeys(every, SERVING)
+
+
 def test_not_serving_while_the_index_is_gone_then_serving_again(world: World) -> None:
     """Readiness is the index being on disk and able to catch up (lag alone does not make a
     server unready: it is caught up on the next write, read or status)."""

@@ -23,7 +23,8 @@ from tests.e2e.mcp_harness import http_session
 from tests.e2e.serve_harness import serving
 
 MISSING = "el_" + "0" * 24
-VOCABULARY = {"OK", "INTERNAL", "METHOD_NOT_ALLOWED", "PAYLOAD_TOO_LARGE", Unavailable.code} | {
+VOCABULARY = {"OK", "INTERNAL", "METHOD_NOT_ALLOWED", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"}
+VOCABULARY |= {Unavailable.code} | {
     cls.code
     for cls in vars(domain_errors).values()
     if isinstance(cls, type) and issubclass(cls, domain_errors.AmeideError)

@@ -82,4 +82,4 @@ def test_a_405_lists_every_method_of_the_path(rest: Rest) -> None:
     w = rest.world
     response = rest.call("DELETE", f"{rest.repo_path}/proposals", w.reader)
     assert response.status_code == 405
-    assert response.headers["Allow"] == "GET, POST"
+    assert response.headers["Allow"] == "GET, HEAD, POST"

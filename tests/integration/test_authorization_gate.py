@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from domain.errors import InvalidArgument, NotFound, PermissionDenied
+from domain.errors import NotFound, PermissionDenied
 from domain.values import new_id
 from runtime import App, build_app
 from service.app import MemoryService
@@ -268,7 +268,7 @@ def test_an_element_above_the_callers_clearance_is_not_found_like_a_missing_one(
 
 def test_a_curator_cannot_create_content_above_their_own_clearance(fresh: World):
     w = fresh
-    with pytest.raises(InvalidArgument, match="above your clearance"):
+    with pytest.raises(PermissionDenied, match="above your clearance"):
         w.svc.create_element(
             w.curator, w.repo, title="Secret", body="s\n", classification="restricted"
         )
