@@ -218,6 +218,33 @@ class BodyLimit:
         await response(scope, receive, send)
 
 
+async def buffered_body(receive: Receive) -> bytes:
+    """The whole request body (``BodyLimit``, outside, has already bounded its size)."""
+    chunks: list[bytes] = []
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+    return b"".join(chunks)
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands the app ``body`` in one message, then the client's own."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 class BodyText:
     """Refuse a JSON request body that is not valid Unicode text with 400 ``INVALID_ARGUMENT``.
 
@@ -234,30 +261,13 @@ class BodyText:
         if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
-        chunks: list[bytes] = []
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
+        body = await buffered_body(receive)
         problem = _text_problem(body)
         if problem is not None:
             response = error_response(400, InvalidArgument.code, problem)
             await response(scope, receive, send)
             return
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
 
 
 JSON_MEDIA_TYPE = "application/json"
@@ -287,29 +297,12 @@ class JsonBody:
         ):
             await self.app(scope, receive, send)
             return
-        chunks: list[bytes] = []
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
+        body = await buffered_body(receive)
         refusal = _json_refusal(Headers(scope=scope).get("content-type"), body)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
 
 
 def _json_refusal(content_type: str | None, body: bytes) -> JSONResponse | None:
