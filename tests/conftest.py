@@ -198,6 +198,18 @@ class World:
         out = self.svc.create_element(self.curator, self.repo, title=title, body=body, **kw)
         return out["element"]["element_id"], out["version"]["version_id"]
 
+    def open_creates(
+        self, n: int, tag: str, body: str = "# Testing SOP\n\nRun it twice.\n"
+    ) -> list[str]:
+        """Have the agent open ``n`` CREATE proposals titled ``tag 0`` … ; their ids."""
+        return [
+            self.svc.propose(
+                self.agent, self.repo, change_kind="CREATE", title=f"{tag} {i}", body=body,
+                summary=tag,
+            )["proposal_id"]
+            for i in range(n)
+        ]  # fmt: skip
+
 
 def make_world(app: App) -> World:
     """Bootstrap an admin (idempotent), a unique repository and one grant per role."""

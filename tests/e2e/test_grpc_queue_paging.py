@@ -21,15 +21,6 @@ def client(world: World) -> Iterator[GrpcClient]:
         yield c
 
 
-def _create(w: World, n: int, tag: str) -> list[str]:
-    return [
-        w.svc.propose(
-            w.agent, w.repo, change_kind="CREATE", title=f"{tag} {i}", body=BODY, summary=tag
-        )["proposal_id"]
-        for i in range(n)
-    ]
-
-
 def test_list_proposals_filters_and_pages_with_a_token(client: GrpcClient) -> None:
     g, w = client, client.world
     e1, v1 = w.canonical(title="One")
@@ -87,7 +78,7 @@ def test_a_grpc_walk_over_a_250_item_queue_sees_each_once_while_proposals_are_ad
     client: GrpcClient,
 ) -> None:
     g, w = client, client.world
-    before = _create(w, 250, "walk")
+    before = w.open_creates(250, "walk")
     seen: list[str] = []
     token = ""
     pages = 0
@@ -101,7 +92,7 @@ def test_a_grpc_walk_over_a_250_item_queue_sees_each_once_while_proposals_are_ad
         )
         seen += [p.proposal_id for p in page.proposals]
         pages += 1
-        _create(w, 3, f"added during page {pages}")
+        w.open_creates(3, f"added during page {pages}")
         token = page.next_page_token
         if not token:
             break

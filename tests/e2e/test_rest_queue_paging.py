@@ -20,15 +20,6 @@ def rest(world: World) -> Iterator[Rest]:
         yield r
 
 
-def _create(w: World, n: int, tag: str) -> list[str]:
-    return [
-        w.svc.propose(
-            w.agent, w.repo, change_kind="CREATE", title=f"{tag} {i}", body=BODY, summary=tag
-        )["proposal_id"]
-        for i in range(n)
-    ]
-
-
 def _update(w: World, who: object, el: str, ver: str, body: str = BODY) -> str:
     out = w.svc.propose(who, w.repo, body=body, summary="s", element_id=el, target_version_id=ver)
     return str(out["proposal_id"])
@@ -100,7 +91,7 @@ def test_a_walk_over_a_250_item_queue_sees_each_once_while_proposals_are_added(
     rest: Rest,
 ) -> None:
     w, base = rest.world, rest.repo_path
-    before = _create(w, 250, "walk")
+    before = w.open_creates(250, "walk")
     seen: list[str] = []
     url: str | None = f"{base}/proposals?status=OPEN&limit=37"
     pages = 0
@@ -109,7 +100,7 @@ def test_a_walk_over_a_250_item_queue_sees_each_once_while_proposals_are_added(
         assert r.status_code == 200, r.text
         seen += [p["proposal_id"] for p in r.json()]
         pages += 1
-        _create(w, 2, f"added during page {pages}")  # the queue grows between pages
+        w.open_creates(2, f"added during page {pages}")  # the queue grows between pages
         link = r.headers.get("Link")
         url = link[link.index("<") + 1 : link.index(">")] if link else None
         assert pages < 50, "the walk does not end"
