@@ -79,10 +79,7 @@ class MemoryService:
         @functools.wraps(operation)
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
             caller = args[0] if args else kwargs.get("caller")
-            if isinstance(caller, Caller) and caller.on_behalf_of not in (
-                None,
-                caller.principal_id,
-            ):
+            if isinstance(caller, Caller) and caller.on_behalf_of:
                 k = self._parts.admin.k
                 k.gate.check_caller(caller)
                 with k.uow(readonly=True) as uow:
