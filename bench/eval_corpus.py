@@ -206,7 +206,12 @@ def _git(repo: Path, *args: str) -> str:
 
 @contextmanager
 def corpus_home(
-    bundle: Path, prefix: str, embedding_cache: Path | None = None, *, background: bool = True
+    bundle: Path,
+    prefix: str,
+    embedding_cache: Path | None = None,
+    *,
+    background: bool = True,
+    ranking: Mapping[str, float] | None = None,
 ) -> Iterator[tuple[Path, Any, Any, Any]]:
     """A scratch home with the corpus cloned beside it, one repository (``REPO``), an
     ingestor and a reader on it: yields (clone, app, ingestor, reader); removed afterwards.
@@ -215,7 +220,8 @@ def corpus_home(
     semantic extra), so texts embedded once are not embedded again (vectors are cached by the
     hash of their text): its cached vectors are imported first, and the run's are added to it
     afterwards. ``background=False``:
-    vectors are only built when asked (``semantic.build()``), never during an ingest."""
+    vectors are only built when asked (``semantic.build()``), never during an ingest.
+    ``ranking``: score weights for the home's ``config.json`` (the defaults otherwise)."""
     from runtime import build_app
     from service.authz import Caller
     from service.settings import Settings
@@ -231,6 +237,9 @@ def corpus_home(
             capture_output=True,
         )
         settings = Settings(home=Path(tmp) / "home")
+        if ranking:
+            settings.home.mkdir(parents=True, exist_ok=True)
+            (settings.home / "config.json").write_text(json.dumps({"ranking": dict(ranking)}))
         vectors = settings.vectors_dir / "vectors.sqlite"
         app = build_app(settings, migrate=True, background=background)
         semantic = app.semantic
@@ -271,13 +280,14 @@ def run_corpus(
     questions: Sequence[Question],
     refs: Iterable[str] = (),
     embedding_cache: Path | None = None,
+    ranking: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """Ingest the corpus into a scratch home and evaluate every question (see the module).
 
     The corpus is ingested at ``refs`` and at every question's ``as_of_ref`` first (oldest
     first), then at ``main``: pass the refs of the whole dev set so that evaluating a subset
     (``--types``) reads the very same repository history and scores the same."""
-    with corpus_home(bundle, "eval-corpus", embedding_cache, background=False) as (
+    with corpus_home(bundle, "eval-corpus", embedding_cache, background=False, ranking=ranking) as (
         src,
         app,
         ingestor,
@@ -344,6 +354,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="with the semantic extra: keep the embedding index in this file between runs",
     )
+    parser.add_argument(
+        "--ranking",
+        type=json.loads,
+        help="score weights to evaluate instead of the defaults, as JSON: '{\"anchor\": 0}'",
+    )
     args = parser.parse_args(argv)
     pool_lines = args.pool.read_text("utf-8").splitlines() if args.pool.exists() else []
     questions, problems = load(args.dataset.read_text("utf-8").splitlines(), pool_lines)
@@ -363,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.bundle.exists():
         print(f"skipped: the shared corpus {args.bundle} is absent", file=sys.stderr)
         return 0
-    result = run_corpus(args.bundle, questions, refs, args.embedding_cache)
+    result = run_corpus(args.bundle, questions, refs, args.embedding_cache, args.ranking)
     pipelines = list(result["pipelines"])
     tables = type_tables(questions, result["per_query"], pipelines)
     missing = unjudged(questions, result["per_query"], pipelines)

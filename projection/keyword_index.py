@@ -281,6 +281,15 @@ class KeywordIndex(DerivedIndex, Protocol):
         """``search`` and ``search_versions`` of one question, the same answers as the two
         calls (an engine that searches outside the GIL may run them at once)."""
 
+    def words(self, text: str) -> list[str]:
+        """The terms this engine indexes for ``text``, every occurrence in order (its analyser:
+        lower-cased, stop words out, stemmed) — for fields scored outside the index, such as
+        anchor text, to match exactly as the index's own fields do."""
+
+    def query_words(self, text: str) -> list[str]:
+        """The terms a search for ``text`` looks up: distinct, the words of how a question is
+        asked left out (unless nothing else remains), at most ``MAX_QUERY_TERMS``."""
+
 
 def indexed_chunks(
     *,

@@ -79,6 +79,12 @@ class RankingWeights:
     # below semantic_floor counts 0 (loosely related text still scores ~0.2-0.3 with MiniLM).
     semantic: float = 0.6
     semantic_floor: float = 0.3
+    # Share of keyword relevance from the anchor field (projection.anchor_field: what other
+    # readable, selected pages' links say about a version), when some candidate has anchors.
+    anchor: float = 0.3
+    # In-links from current pages, log-scaled against the best-linked candidate: a weak
+    # authority prior added to the score.
+    in_links: float = 0.0
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object] | None) -> RankingWeights:
@@ -104,11 +110,12 @@ class RankingWeights:
             weights.superseded_current,
             weights.semantic,
             weights.semantic_floor,
+            weights.anchor,
         )
         if max(bounded) > 1:
             raise ValueError(
-                "chunk_share, expansion_decay, superseded, superseded_current, semantic and "
-                "semantic_floor must be within [0, 1]"
+                "chunk_share, expansion_decay, superseded, superseded_current, semantic, "
+                "semantic_floor and anchor must be within [0, 1]"
             )
         if weights.recency_half_life_days <= 0 or weights.recency_current_half_life_days <= 0:
             raise ValueError(
@@ -196,6 +203,10 @@ class Candidate:
     """For an expanded candidate: the recalled element its path starts from."""
     semantic_score: float | None = None
     """Best-chunk cosine similarity to the question; ``None``: no vectors (or no extra)."""
+    anchor_score: float = 0.0
+    """BM25 of the question over the version's anchor field (``projection.anchor_field``)."""
+    in_links: int = 0
+    """Distinct current versions of the selection linking to this one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +235,8 @@ def relevance_parts(
     """Per version id: (relevance, its keyword part, its semantic part or ``None``)."""
     best_chunk = max((c.chunk_score for c in candidates), default=0.0)
     best_version = max((c.version_score for c in candidates), default=0.0)
+    best_anchor = max((c.anchor_score for c in candidates), default=0.0)
+    mix = weights.anchor if best_anchor > 0 else 0.0
     floor = weights.semantic_floor
     best_semantic = max(
         (c.semantic_score for c in candidates if c.semantic_score is not None), default=floor
@@ -237,6 +250,8 @@ def relevance_parts(
         chunk = c.chunk_score / best_chunk if best_chunk > 0 else 0.0
         whole = c.version_score / best_version if best_version > 0 else 0.0
         keyword = share * chunk + (1 - share) * whole
+        if mix:
+            keyword = (1 - mix) * keyword + mix * c.anchor_score / best_anchor
         if c.semantic_score is None or weights.semantic <= 0:
             out[c.version_id] = (keyword, keyword, None)
             continue
@@ -263,8 +278,12 @@ def score(candidates: Sequence[Candidate], weights: RankingWeights, now: float) 
     """Score every candidate; best first, ties broken by element then version id. ``now`` is
     the instant ages count back from (:func:`recency_anchor`)."""
     parts = relevance_parts(candidates, weights)
+    linked = math.log1p(max((c.in_links for c in candidates), default=0))
     return order(
-        [_scored(c, parts[c.version_id][0], weights, now, parts[c.version_id]) for c in candidates]
+        [
+            _scored(c, parts[c.version_id][0], weights, now, parts[c.version_id], linked)
+            for c in candidates
+        ]
     )
 
 
@@ -274,7 +293,8 @@ def represent(item: Scored, group: Sequence[Scored], weights: RankingWeights, no
     best = max((m.breakdown["relevance"]["value"] for m in group), default=0.0)
     if best <= item.breakdown["relevance"]["value"]:
         return item
-    return _scored(item.candidate, best, weights, now)
+    linked = item.breakdown["in_links"]
+    return _with_in_links(_scored(item.candidate, best, weights, now), linked)
 
 
 def _scored(
@@ -283,7 +303,10 @@ def _scored(
     weights: RankingWeights,
     now: float,
     parts: tuple[float, float, float | None] | None = None,
+    linked: float = 0.0,
 ) -> Scored:
+    """``c`` scored with relevance ``relevant``; ``linked``: log(1 + in-links) of the
+    best-linked candidate (the in-links term's scale)."""
     age_days = max(0.0, now - c.recorded_at) / _DAY
     fused = _term(relevant, weights.relevance)
     if parts is not None and parts[2] is not None:  # show what the relevance was fused from
@@ -296,8 +319,14 @@ def _scored(
         "superseded": _term(relevant if c.superseded else 0.0, -weights.superseded),
         "retired": _term(1.0 if c.retired else 0.0, -weights.retired),
         "duplicate": _term(0.0, -weights.duplicate),
+        "in_links": _term(math.log1p(c.in_links) / linked if linked > 0 else 0.0, weights.in_links),
     }
     return Scored(c, _total(breakdown), breakdown)
+
+
+def _with_in_links(item: Scored, term: Mapping[str, float]) -> Scored:
+    breakdown = {**item.breakdown, "in_links": term}
+    return Scored(item.candidate, _total(breakdown), breakdown)
 
 
 def order(scored: Sequence[Scored]) -> list[Scored]:

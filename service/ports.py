@@ -221,6 +221,9 @@ class ReadModelStore(Protocol):
         at: datetime | None,
         type_keys: Sequence[str] = (),
     ) -> list[dict[str, Any]]: ...
+    def links_between(
+        self, repository_keys: Sequence[str], at: datetime | None, type_key: str
+    ) -> list[tuple[str, str, str]]: ...
 
 
 class ReadContextStore(Protocol):

@@ -25,6 +25,7 @@ from typing import Any
 from domain.erasure import erased_note
 from domain.errors import InvalidArgument
 from projection.abbreviations import Definition, additions, definitions
+from projection.anchor_field import AnchorField
 from projection.dedup import Shingles, collapse, shingles
 from projection.keyword_index import KeywordIndex
 from projection.packaging import (
@@ -51,11 +52,13 @@ from service.authz import Caller, Permission
 from service.core import UnitOfWork
 from service.index_ops import IndexMaintainer
 from service.kernel import Kernel
+from service.read_anchors import AnchorFields
 from service.read_recall import (
     Recalled,
     Trace,
     expand,
     index_filter,
+    recall_by_anchors,
     recall_by_ids,
     recall_by_meaning,
     recall_by_query,
@@ -98,6 +101,7 @@ class ReadPipeline:
         self.semantic = semantic  # semantic recall, when the extra is installed and enabled
         self.selections = selections  # selections kept between current reads (None: resolve each)
         self.memo = Memo()  # chunks and shingles per version, shared by this service's reads
+        self.anchors = AnchorFields()  # anchor fields per kept selection
         self.ranking_weights = RankingWeights()
         self.configure_ranking(weights)
 
@@ -201,16 +205,24 @@ class ReadPipeline:
         want = 2 * req.budget.max_items + 4
         flt = index_filter(perms, selection, req.as_of)
         words, widened = str(req.query), req.recall != "query"
+        anchors = (
+            self.anchors.field(uow, self.index, selection, perms, req.as_of)
+            if req.recall == "query" and self.ranking_weights.anchor > 0
+            else AnchorField()
+        )
         while True:
             if req.recall == "query":
                 recalled, exhausted = recall_by_query(self.index, words, flt, selection, want)
+                if anchors.lengths:
+                    terms = self.index.query_words(words)
+                    recalled = recall_by_anchors(anchors, terms, want, recalled)
                 if self.semantic is not None and semantic:
                     recalled = recall_by_meaning(
                         self.semantic, str(req.query), selection, want, recalled, trace
                     )
             else:
                 recalled, exhausted = recall_by_ids(req, selection, trace), True
-            ranked = self._rank(uow, req, recalled, selection, instant)
+            ranked = self._rank(uow, req, recalled, selection, instant, anchors)
             if not widened:  # once: abbreviations the best candidates define (the module)
                 widened, extra = True, self._abbreviations(words, ranked, trace)
                 if extra:
@@ -221,7 +233,7 @@ class ReadPipeline:
                 known = [s.candidate.element_id for s in ranked.scored]
                 access = access_levels(perms)
                 more = expand(uow, access, req.as_of, selection, seeds, known, req.expand, trace)
-                ranked = self._rank(uow, req, recalled + more, selection, instant)
+                ranked = self._rank(uow, req, recalled + more, selection, instant, anchors)
             if len(ranked.scored) >= req.budget.max_items or exhausted or want >= MAX_WINDOW:
                 break
             want = min(MAX_WINDOW, want * 3)
@@ -256,13 +268,14 @@ class ReadPipeline:
         recalled: list[Recalled],
         selection: Selection,
         instant: datetime,
+        anchors: AnchorField,
     ) -> Ranked:
         """Score the recalled versions, choose what to show, collapse mirrors into their
         representative (ranked by its group's best relevance), demote look-alike copies;
         collapsed ones go to the trace."""
         rows = uow.store.version_rows([r.version_id for r in recalled])
         found = [r for r in recalled if r.version_id in rows]
-        candidates = [_candidate(r, rows[r.version_id], selection) for r in found]
+        candidates = [_candidate(r, rows[r.version_id], selection, anchors) for r in found]
         weights = self.ranking_weights.for_query(req.query)
         now = recency_anchor(candidates, instant.timestamp())
         scored = score(candidates, weights, now)
@@ -351,7 +364,9 @@ def _standing(s: Scored) -> float:
     )
 
 
-def _candidate(r: Recalled, row: Mapping[str, Any], selection: Selection) -> Candidate:
+def _candidate(
+    r: Recalled, row: Mapping[str, Any], selection: Selection, anchors: AnchorField
+) -> Candidate:
     selected = selection.versions[r.version_id]
     return Candidate(
         version_id=r.version_id,
@@ -371,4 +386,6 @@ def _candidate(r: Recalled, row: Mapping[str, Any], selection: Selection) -> Can
         path=r.path,
         seed_element_id=r.seed,
         semantic_score=r.semantic_score,
+        anchor_score=r.anchor_score,
+        in_links=anchors.in_links.get(r.version_id, 0),
     )

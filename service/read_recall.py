@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from projection.anchor_field import AnchorField
 from projection.keyword_index import IndexFilter, KeywordIndex, combine_signals
 from projection.packaging import Piece
 from projection.ranking import (
@@ -47,6 +48,7 @@ class Recalled:
     path: tuple[PathStep, ...] = ()
     seed: str | None = None
     semantic_score: float | None = None  # best-chunk cosine; None: no vectors for this version
+    anchor_score: float = 0.0  # BM25 over the version's anchor field (projection.anchor_field)
 
 
 @dataclass
@@ -140,6 +142,24 @@ def recall_by_meaning(
             out.append(
                 Recalled(hit.version_id, WHY_SEMANTIC, hits=(piece,), semantic_score=hit.score)
             )
+    return out
+
+
+def recall_by_anchors(
+    field: AnchorField, terms: list[str], want: int, recalled: list[Recalled]
+) -> list[Recalled]:
+    """Add anchor recall to ``recalled``: every candidate gets its anchor-field score, and the
+    ``want`` versions whose anchor text matches best join as keyword matches (the anchor text
+    is a field of the version; the field holds only anchors from the read's selection)."""
+    scores = field.search(terms)
+    found = {r.version_id for r in recalled}
+    out = [replace(r, anchor_score=scores.get(r.version_id, 0.0)) for r in recalled]
+    best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:want]
+    out += [
+        Recalled(version_id, WHY_KEYWORD, anchor_score=score)
+        for version_id, score in best
+        if version_id not in found
+    ]
     return out
 
 

@@ -37,11 +37,23 @@ class Memo:
                 self._data.move_to_end(key)
                 return self._data[key]
         value = make()
+        self.put(key, value)
+        return value
+
+    def peek(self, key: Hashable) -> object | None:
+        """The value for ``key`` if kept, else ``None``."""
+        with self._lock:
+            if key not in self._data:
+                return None
+            self._data.move_to_end(key)
+            return self._data[key]
+
+    def put(self, key: Hashable, value: object) -> None:
+        """Keep ``value`` for ``key`` (the least recently used go beyond the size)."""
         with self._lock:
             self._data[key] = value
             while len(self._data) > self._size:
                 self._data.popitem(last=False)
-        return value
 
 
 @dataclass
@@ -146,4 +158,5 @@ def candidate_trace(r: Recalled) -> dict[str, Any]:
         "version_score": round(r.version_score, 4),
         "best_chunk_key": r.hits[0].chunk_key if r.hits else None,
         "semantic_score": None if r.semantic_score is None else round(r.semantic_score, 4),
+        "anchor_score": round(r.anchor_score, 4),
     }

@@ -125,6 +125,7 @@ ENGINE_SENSITIVE = frozenset(
         # the read side
         "integration/projection/test_keyword_index_engines.py",
         "integration/test_read_context.py",
+        "integration/test_read_anchor_text.py",
         "integration/test_read_citations_and_replay.py",
         "integration/test_read_eval.py",
         "integration/test_read_other_reads.py",

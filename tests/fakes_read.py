@@ -239,6 +239,21 @@ class FakeReadStore:
         rows.sort(key=lambda x: (x["from"], x["recorded_at"], x["relationship_id"], x["to"]))
         return rows
 
+    def links_between(
+        self, repository_keys: Sequence[str], at: datetime | None, type_key: str
+    ) -> list[tuple[str, str, str]]:
+        repositories = set(repository_keys)
+        out = [
+            (r.source_element_id, r.target_element_id, str(r.metadata["raw"]))
+            for r in self.state.relationships.values()
+            if r.repo_key in repositories
+            and r.type_key == type_key
+            and _live(r, at)
+            and isinstance(r.metadata.get("raw"), str)
+            and r.metadata["raw"]
+        ]
+        return sorted(out)
+
     # -- ReadContextStore ------------------------------------------------------------------
     def insert_read_context(
         self,

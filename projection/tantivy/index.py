@@ -296,6 +296,17 @@ class TantivyKeywordIndex:
         found = self._search(1, VERSION_FIELD_WEIGHTS, query_text, index_filter, limit, None)
         return [port.VersionHit(**stored, score=score) for stored, score in found]
 
+    def words(self, text: str) -> list[str]:
+        """See :meth:`projection.keyword_index.KeywordIndex.words`."""
+        return self._terms(text).split()
+
+    def query_words(self, text: str) -> list[str]:
+        """See :meth:`projection.keyword_index.KeywordIndex.query_words`."""
+        analysed = list(dict.fromkeys(self._analyzer.analyze(text)))
+        # the words of how a question is asked say nothing of its topic (see QUESTION_WORDS)
+        terms = [w for w in analysed if w not in self._question_words] or analysed
+        return terms[:MAX_QUERY_TERMS]
+
     def search_both(
         self, query_text: str, index_filter: port.IndexFilter, limit: int, per_version: int
     ) -> tuple[list[port.Hit], list[port.VersionHit]]:
@@ -320,10 +331,7 @@ class TantivyKeywordIndex:
     ) -> list[tuple[dict[str, Any], float]]:
         if limit < 1 or (per_version is not None and per_version < 1):
             raise ValueError("limit and per_version must be positive")
-        analysed = list(dict.fromkeys(self._analyzer.analyze(query_text)))
-        # the words of how a question is asked say nothing of its topic (see QUESTION_WORDS)
-        terms = [w for w in analysed if w not in self._question_words] or analysed
-        terms = terms[:MAX_QUERY_TERMS]
+        terms = self.query_words(query_text)
         if not terms or index_filter.admits_nothing():
             return []
         self._follow()

@@ -198,6 +198,19 @@ class WhooshKeywordIndex:
         found = self._search(1, VERSION_FIELD_WEIGHTS, query_text, index_filter, limit, None)
         return [port.VersionHit(**stored, score=score) for stored, score in found]
 
+    def words(self, text: str) -> list[str]:
+        """See :meth:`projection.keyword_index.KeywordIndex.words`."""
+        return list(self._stems(text))
+
+    def query_words(self, text: str) -> list[str]:
+        """See :meth:`projection.keyword_index.KeywordIndex.query_words`."""
+        words = (token.text for token in self._analyzer(text, mode="query"))
+        analysed = list(dict.fromkeys(words))
+        # the words of how a question is asked ("what", "why", "should we") say nothing of its
+        # topic, yet match headings such as "Why this matters": left out unless nothing remains
+        terms = [w for w in analysed if w not in self._question_words] or analysed
+        return terms[:MAX_QUERY_TERMS]
+
     def search_both(
         self, query_text: str, index_filter: port.IndexFilter, limit: int, per_version: int
     ) -> tuple[list[port.Hit], list[port.VersionHit]]:
@@ -265,12 +278,7 @@ class WhooshKeywordIndex:
     ) -> list[tuple[Any, float]]:
         if limit < 1 or (per_version is not None and per_version < 1):
             raise ValueError("limit and per_version must be positive")
-        words = (token.text for token in self._analyzer(query_text, mode="query"))
-        analysed = list(dict.fromkeys(words))
-        # the words of how a question is asked ("what", "why", "should we") say nothing of its
-        # topic, yet match headings such as "Why this matters": left out unless nothing remains
-        terms = [w for w in analysed if w not in self._question_words] or analysed
-        terms = terms[:MAX_QUERY_TERMS]
+        terms = self.query_words(query_text)
         if not terms or index_filter.admits_nothing():
             return []
 

@@ -119,6 +119,7 @@ def test_a_reader_cleared_for_internal_gets_no_trace_of_a_confidential_element(
             "version_score": 0.0,
             "best_chunk_key": None,
             "semantic_score": None,
+            "anchor_score": 0.0,
         }
     ]
     text = json.dumps(out)

@@ -1,0 +1,117 @@
+"""Anchor fields for reads: built from a read's selection, kept while that selection is kept.
+
+The links of a selection are the ``links_to`` relationships live at the read's ``as_of`` whose
+source *and* target elements the selection holds; each contributes the anchor texts its link
+has in the source's **selected** version (``ingest.anchor_text``). The selection is the
+permission-trimmed, ``as_of``-resolved version set every other recall filters on, so an anchor
+from a page the caller cannot read, or from a version not selected at its instant, is never
+counted — nor is it part of the field's statistics (``projection.anchor_field``). Re-ingest
+keeps anchors in step by construction: a changed linking page is a new selected version with
+its own text, a retired one is no longer selected, a removed link's relationship is retired.
+
+Analysing anchor text is the costly part, so each linking version's analysed anchors are kept
+per version id (a version's body never changes; an erased version contributes nothing); the
+field itself is kept per selection object, which ``service.selection_cache`` hands out again
+while nothing a selection comes from has changed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+
+from ingest.anchor_text import anchor_texts
+from ingest.links import LINK_TYPE
+from projection.anchor_field import Anchor, AnchorField
+from projection.keyword_index import KeywordIndex
+from projection.selection import Selection, is_superseded
+from service.core import UnitOfWork
+from service.read_views import Memo
+
+KEPT_FIELDS = 16
+"""Anchor fields kept (one per selection object; least recently used dropped first)."""
+KEPT_VERSIONS = 50_000
+"""Linking versions whose analysed anchor texts are kept."""
+
+_Analysed = tuple[bool, Mapping[str, tuple[tuple[str, ...], ...]]]
+"""(the linking version is current, link as written → analysed anchor texts)"""
+
+
+class AnchorFields:
+    """The anchor field of each selection (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[int, tuple[Selection, AnchorField]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._analysed = Memo(KEPT_VERSIONS)
+
+    def field(
+        self,
+        uow: UnitOfWork,
+        index: KeywordIndex,
+        selection: Selection,
+        repositories: Iterable[str],
+        at: datetime | None,
+    ) -> AnchorField:
+        """The anchor field of ``selection`` (links live at ``at`` in ``repositories``)."""
+        with self._lock:
+            kept = self._kept.get(id(selection))
+            if kept is not None and kept[0] is selection:
+                self._kept.move_to_end(id(selection))
+                return kept[1]
+        built = self._build(uow, index, selection, repositories, at)
+        with self._lock:
+            self._kept[id(selection)] = (selection, built)
+            while len(self._kept) > KEPT_FIELDS:
+                self._kept.popitem(last=False)
+        return built
+
+    def _build(
+        self,
+        uow: UnitOfWork,
+        index: KeywordIndex,
+        selection: Selection,
+        repositories: Iterable[str],
+        at: datetime | None,
+    ) -> AnchorField:
+        links: list[tuple[str, str, str]] = []
+        for source, target, raw in uow.store.links_between(sorted(repositories), at, LINK_TYPE):
+            linking, linked = selection.version_of(source), selection.version_of(target)
+            if linking is not None and linked is not None:
+                links.append((linking.version_id, linked.version_id, raw))
+        sources = sorted({source for source, _, _ in links})
+        erased = uow.store.erased_among(sources)
+        analysed = self._analyse(uow, index, [v for v in sources if v not in erased])
+        return AnchorField.build(
+            Anchor(source, target, words, analysed[source][0])
+            for source, target, raw in links
+            if source in analysed
+            for words in analysed[source][1].get(raw, ())
+        )
+
+    def _analyse(
+        self, uow: UnitOfWork, index: KeywordIndex, version_ids: list[str]
+    ) -> dict[str, _Analysed]:
+        """Each linking version's analysed anchors (kept; bodies read only for new ones)."""
+        out: dict[str, _Analysed] = {}
+        missing = []
+        for version_id in version_ids:
+            found = self._analysed.peek(version_id)
+            if found is None:
+                missing.append(version_id)
+            else:
+                out[version_id] = found  # type: ignore[assignment]
+        for version_id, row in uow.store.version_rows(missing).items():
+            texts = anchor_texts(str(row["body"]))
+            made: _Analysed = (
+                not is_superseded(row["metadata"] or {}),
+                {
+                    raw: tuple(tuple(index.words(text)) for text in found)
+                    for raw, found in texts.items()
+                },
+            )
+            out[version_id] = made
+            self._analysed.put(version_id, made)
+        return out
