@@ -79,12 +79,15 @@ class RankingWeights:
     # below semantic_floor counts 0 (loosely related text still scores ~0.2-0.3 with MiniLM).
     semantic: float = 0.6
     semantic_floor: float = 0.3
-    # Share of keyword relevance from the anchor field (projection.anchor_field: what other
+    # Share of keyword relevance from the anchor field (projection.link_graph: what other
     # readable, selected pages' links say about a version), when some candidate has anchors.
     anchor: float = 0.3
     # In-links from current pages, log-scaled against the best-linked candidate: a weak
     # authority prior added to the score.
     in_links: float = 0.0
+    # 1: a read that recalls a replaced page also considers the head of its supersession chain
+    # (projection.link_graph), which inherits expansion_decay of its relevance; 0: it does not.
+    replacement: float = 1.0
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object] | None) -> RankingWeights:
@@ -135,6 +138,10 @@ class RankingWeights:
                 recency_half_life_days=self.recency_current_half_life_days,
             )
         return self
+
+    def uses_links(self) -> bool:
+        """Whether a read needs its selection's link graph (``projection.link_graph``)."""
+        return self.anchor > 0 or self.in_links > 0 or self.replacement > 0
 
     def as_dict(self) -> dict[str, float]:
         """The weights by name."""
@@ -204,7 +211,7 @@ class Candidate:
     semantic_score: float | None = None
     """Best-chunk cosine similarity to the question; ``None``: no vectors (or no extra)."""
     anchor_score: float = 0.0
-    """BM25 of the question over the version's anchor field (``projection.anchor_field``)."""
+    """BM25 of the question over the version's anchor field (``projection.link_graph``)."""
     in_links: int = 0
     """Distinct current versions of the selection linking to this one."""
 

@@ -222,8 +222,8 @@ class ReadModelStore(Protocol):
         type_keys: Sequence[str] = (),
     ) -> list[dict[str, Any]]: ...
     def links_between(
-        self, repository_keys: Sequence[str], at: datetime | None, type_key: str
-    ) -> list[tuple[str, str, str]]: ...
+        self, repository_keys: Sequence[str], at: datetime | None, type_keys: Sequence[str]
+    ) -> list[tuple[str, str, str, str, str]]: ...
 
 
 class ReadContextStore(Protocol):

@@ -25,9 +25,9 @@ from typing import Any
 from domain.erasure import erased_note
 from domain.errors import InvalidArgument
 from projection.abbreviations import Definition, additions, definitions
-from projection.anchor_field import AnchorField
 from projection.dedup import Shingles, collapse, shingles
 from projection.keyword_index import KeywordIndex
+from projection.link_graph import LinkGraph
 from projection.packaging import (
     ItemSource,
     Piece,
@@ -52,7 +52,7 @@ from service.authz import Caller, Permission
 from service.core import UnitOfWork
 from service.index_ops import IndexMaintainer
 from service.kernel import Kernel
-from service.read_anchors import AnchorFields
+from service.read_links import LinkGraphs
 from service.read_recall import (
     Recalled,
     Trace,
@@ -62,6 +62,7 @@ from service.read_recall import (
     recall_by_ids,
     recall_by_meaning,
     recall_by_query,
+    recall_heads,
 )
 from service.read_request import ReadRequest
 from service.read_selection import access_levels, readable_repositories, resolve_selection
@@ -101,7 +102,7 @@ class ReadPipeline:
         self.semantic = semantic  # semantic recall, when the extra is installed and enabled
         self.selections = selections  # selections kept between current reads (None: resolve each)
         self.memo = Memo()  # chunks and shingles per version, shared by this service's reads
-        self.anchors = AnchorFields()  # anchor fields per kept selection
+        self.anchors = LinkGraphs()  # anchor fields per kept selection
         self.ranking_weights = RankingWeights()
         self.configure_ranking(weights)
 
@@ -207,8 +208,8 @@ class ReadPipeline:
         words, widened = str(req.query), req.recall != "query"
         anchors = (
             self.anchors.field(uow, self.index, selection, perms, req.as_of)
-            if req.recall == "query" and self.ranking_weights.anchor > 0
-            else AnchorField()
+            if req.recall == "query" and self.ranking_weights.uses_links()
+            else LinkGraph()
         )
         while True:
             if req.recall == "query":
@@ -216,6 +217,8 @@ class ReadPipeline:
                 if anchors.lengths:
                     terms = self.index.query_words(words)
                     recalled = recall_by_anchors(anchors, terms, want, recalled)
+                if anchors.replaced_by and self.ranking_weights.replacement > 0:
+                    recalled = recall_heads(anchors, selection, recalled)
                 if self.semantic is not None and semantic:
                     recalled = recall_by_meaning(
                         self.semantic, str(req.query), selection, want, recalled, trace
@@ -268,7 +271,7 @@ class ReadPipeline:
         recalled: list[Recalled],
         selection: Selection,
         instant: datetime,
-        anchors: AnchorField,
+        anchors: LinkGraph,
     ) -> Ranked:
         """Score the recalled versions, choose what to show, collapse mirrors into their
         representative (ranked by its group's best relevance), demote look-alike copies;
@@ -365,7 +368,7 @@ def _standing(s: Scored) -> float:
 
 
 def _candidate(
-    r: Recalled, row: Mapping[str, Any], selection: Selection, anchors: AnchorField
+    r: Recalled, row: Mapping[str, Any], selection: Selection, anchors: LinkGraph
 ) -> Candidate:
     selected = selection.versions[r.version_id]
     return Candidate(

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from projection.anchor_field import AnchorField
 from projection.keyword_index import IndexFilter, KeywordIndex, combine_signals
+from projection.link_graph import LinkGraph
 from projection.packaging import Piece
 from projection.ranking import (
     WHY_DIRECT,
@@ -48,7 +48,7 @@ class Recalled:
     path: tuple[PathStep, ...] = ()
     seed: str | None = None
     semantic_score: float | None = None  # best-chunk cosine; None: no vectors for this version
-    anchor_score: float = 0.0  # BM25 over the version's anchor field (projection.anchor_field)
+    anchor_score: float = 0.0  # BM25 over the version's anchor field (projection.link_graph)
 
 
 @dataclass
@@ -146,7 +146,7 @@ def recall_by_meaning(
 
 
 def recall_by_anchors(
-    field: AnchorField, terms: list[str], want: int, recalled: list[Recalled]
+    field: LinkGraph, terms: list[str], want: int, recalled: list[Recalled]
 ) -> list[Recalled]:
     """Add anchor recall to ``recalled``: every candidate gets its anchor-field score, and the
     ``want`` versions whose anchor text matches best join as keyword matches (the anchor text
@@ -160,6 +160,27 @@ def recall_by_anchors(
         for version_id, score in best
         if version_id not in found
     ]
+    return out
+
+
+def recall_heads(
+    graph: LinkGraph, selection: Selection, recalled: list[Recalled]
+) -> list[Recalled]:
+    """Add to ``recalled`` the head of each recalled version's supersession chain (what
+    replaces it now, ``projection.link_graph``), reached over the ``SUPERSEDES``
+    relationships in one step however long the chain: a question that matches a replaced page
+    asks about what replaced it too. The head inherits the replaced page's relevance like an
+    expanded neighbour (``expansion_decay``)."""
+    have = {r.version_id for r in recalled}
+    out = list(recalled)
+    for r in recalled:
+        found = graph.head(r.version_id) if not r.hops else None
+        if found is None or found[0] in have:
+            continue
+        head, path = found
+        have.add(head)
+        seed = selection.versions[r.version_id].element_id
+        out.append(Recalled(head, WHY_RELATIONSHIP, hops=1, path=path, seed=seed))
     return out
 
 

@@ -269,27 +269,35 @@ class ReadStore:
         return rows
 
     def links_between(
-        self, repository_keys: Sequence[str], at: datetime | None, type_key: str
-    ) -> list[tuple[str, str, str]]:
-        """``(source element, target element, link as written)`` of every relationship of
-        ``type_key`` live at ``at`` in the given repositories that records how its source
-        wrote the link (``metadata.raw``): what anchor text is joined on. The caller keeps
-        only the pairs whose both ends its selection holds."""
+        self, repository_keys: Sequence[str], at: datetime | None, type_keys: Sequence[str]
+    ) -> list[tuple[str, str, str, str, str]]:
+        """``(relationship id, type key, source element, target element, link as written)``
+        of every relationship of ``type_keys`` live at ``at`` in the given repositories (the
+        link as written is the ``raw`` that ingest records, ``""`` when there is none): what
+        a read's link graph is built from. The caller keeps only the pairs whose both ends
+        its selection holds."""
         r = t.relationships.c
         live = (
             r.retired_at.is_(None)
             if at is None
             else sa.and_(r.recorded_at <= at, sa.or_(r.retired_at.is_(None), r.retired_at > at))
         )
-        out: list[tuple[str, str, str]] = []
+        out: list[tuple[str, str, str, str, str]] = []
         for batch in _batches(sorted(set(repository_keys))):
-            q = sa.select(r.source_element_id, r.target_element_id, r.metadata).where(
-                r.repo_key.in_(batch), r.type_key == type_key, live
-            )
+            q = sa.select(
+                r.relationship_id, r.type_key, r.source_element_id, r.target_element_id, r.metadata
+            ).where(r.repo_key.in_(batch), r.type_key.in_(sorted(set(type_keys))), live)
             for row in self.conn.execute(q):
                 raw = (row.metadata or {}).get("raw")
-                if isinstance(raw, str) and raw:
-                    out.append((row.source_element_id, row.target_element_id, raw))
+                out.append(
+                    (
+                        row.relationship_id,
+                        row.type_key,
+                        row.source_element_id,
+                        row.target_element_id,
+                        raw if isinstance(raw, str) else "",
+                    )
+                )
         out.sort()
         return out
 

@@ -240,17 +240,19 @@ class FakeReadStore:
         return rows
 
     def links_between(
-        self, repository_keys: Sequence[str], at: datetime | None, type_key: str
-    ) -> list[tuple[str, str, str]]:
-        repositories = set(repository_keys)
+        self, repository_keys: Sequence[str], at: datetime | None, type_keys: Sequence[str]
+    ) -> list[tuple[str, str, str, str, str]]:
+        repositories, types = set(repository_keys), set(type_keys)
         out = [
-            (r.source_element_id, r.target_element_id, str(r.metadata["raw"]))
+            (
+                r.relationship_id,
+                r.type_key,
+                r.source_element_id,
+                r.target_element_id,
+                raw if isinstance(raw := r.metadata.get("raw"), str) else "",
+            )
             for r in self.state.relationships.values()
-            if r.repo_key in repositories
-            and r.type_key == type_key
-            and _live(r, at)
-            and isinstance(r.metadata.get("raw"), str)
-            and r.metadata["raw"]
+            if r.repo_key in repositories and r.type_key in types and _live(r, at)
         ]
         return sorted(out)
 

@@ -5,7 +5,7 @@ source *and* target elements the selection holds; each contributes the anchor te
 has in the source's **selected** version (``ingest.anchor_text``). The selection is the
 permission-trimmed, ``as_of``-resolved version set every other recall filters on, so an anchor
 from a page the caller cannot read, or from a version not selected at its instant, is never
-counted — nor is it part of the field's statistics (``projection.anchor_field``). Re-ingest
+counted — nor is it part of the field's statistics (``projection.link_graph``). Re-ingest
 keeps anchors in step by construction: a changed linking page is a new selected version with
 its own text, a retired one is no longer selected, a removed link's relationship is retired.
 
@@ -23,9 +23,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from ingest.anchor_text import anchor_texts
-from ingest.links import LINK_TYPE
-from projection.anchor_field import Anchor, AnchorField
+from ingest.links import LINK_TYPE, SUPERSEDED_BY_TYPE, SUPERSEDES_TYPE
 from projection.keyword_index import KeywordIndex
+from projection.link_graph import Anchor, LinkGraph
+from projection.ranking import PathStep
 from projection.selection import Selection, is_superseded
 from service.core import UnitOfWork
 from service.read_views import Memo
@@ -35,15 +36,17 @@ KEPT_FIELDS = 16
 KEPT_VERSIONS = 50_000
 """Linking versions whose analysed anchor texts are kept."""
 
+TYPES = (LINK_TYPE, SUPERSEDES_TYPE, SUPERSEDED_BY_TYPE)
+"""The relationships a link graph is made of: links, and supersession either way stated."""
 _Analysed = tuple[bool, Mapping[str, tuple[tuple[str, ...], ...]]]
 """(the linking version is current, link as written → analysed anchor texts)"""
 
 
-class AnchorFields:
+class LinkGraphs:
     """The anchor field of each selection (thread-safe)."""
 
     def __init__(self) -> None:
-        self._kept: OrderedDict[int, tuple[Selection, AnchorField]] = OrderedDict()
+        self._kept: OrderedDict[int, tuple[Selection, LinkGraph]] = OrderedDict()
         self._lock = threading.Lock()
         self._analysed = Memo(KEPT_VERSIONS)
 
@@ -54,7 +57,7 @@ class AnchorFields:
         selection: Selection,
         repositories: Iterable[str],
         at: datetime | None,
-    ) -> AnchorField:
+    ) -> LinkGraph:
         """The anchor field of ``selection`` (links live at ``at`` in ``repositories``)."""
         with self._lock:
             kept = self._kept.get(id(selection))
@@ -75,21 +78,34 @@ class AnchorFields:
         selection: Selection,
         repositories: Iterable[str],
         at: datetime | None,
-    ) -> AnchorField:
+    ) -> LinkGraph:
         links: list[tuple[str, str, str]] = []
-        for source, target, raw in uow.store.links_between(sorted(repositories), at, LINK_TYPE):
+        replaced_by: dict[str, tuple[str, PathStep]] = {}
+        rows = uow.store.links_between(sorted(repositories), at, TYPES)
+        for relationship_id, type_key, source, target, raw in rows:
             linking, linked = selection.version_of(source), selection.version_of(target)
-            if linking is not None and linked is not None:
+            if linking is None or linked is None or linking is linked:
+                continue
+            if type_key == LINK_TYPE:
                 links.append((linking.version_id, linked.version_id, raw))
+                continue
+            if type_key == SUPERSEDES_TYPE:  # the source replaces the target
+                step = PathStep(relationship_id, type_key, target, source)
+                replaced_by[linked.version_id] = (linking.version_id, step)
+            else:  # SUPERSEDED_BY_TYPE: the source says the target replaces it
+                step = PathStep(relationship_id, type_key, source, target)
+                replaced_by[linking.version_id] = (linked.version_id, step)
         sources = sorted({source for source, _, _ in links})
         erased = uow.store.erased_among(sources)
         analysed = self._analyse(uow, index, [v for v in sources if v not in erased])
-        return AnchorField.build(
+        graph = LinkGraph.build(
             Anchor(source, target, words, analysed[source][0])
             for source, target, raw in links
             if source in analysed
-            for words in analysed[source][1].get(raw, ())
+            for words in analysed[source][1].get(raw) or ((),)
         )
+        graph.replaced_by = replaced_by
+        return graph
 
     def _analyse(
         self, uow: UnitOfWork, index: KeywordIndex, version_ids: list[str]
