@@ -214,7 +214,8 @@ def semantic_recall(repo: str) -> None:
     say(f"An agent asks {MEANING!r}: keywords alone miss the rollback page; meaning finds it.")
     ameide("context", MEANING, "--repo", repo, "--max-items", "3", "--detail", "titles",
            as_=AGENT)  # fmt: skip
-    answer = query("context", MEANING, "--repo", repo, "--max-items", "3", "--explain", as_=AGENT)
+    answer = query("context", MEANING, "--repo", repo, "--max-items", "3", "--detail", "titles",
+                   "--explain", as_=AGENT)  # fmt: skip
     trace = answer["trace"].get("semantic")
     if not trace or trace["embedded_versions"] != trace["selected_versions"]:
         raise DemoFailed(f"the read should fuse meaning over every selected version: {trace}")
