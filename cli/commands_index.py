@@ -1,5 +1,5 @@
 """The derived indexes: status (their lag), rebuild (from the database), and embed (semantic
-recall's vectors, with the semantic extra)."""
+recall's vectors)."""
 
 from __future__ import annotations
 
@@ -48,8 +48,8 @@ def index_rebuild(ctx: typer.Context, json_: JsonFlag = False) -> None:
 
 @index_app.command("embed")
 def index_embed(ctx: typer.Context, json_: JsonFlag = False) -> None:
-    """Embed every version that has no vectors yet, now, showing progress (global admin; needs
-    the semantic extra: `make semantic`).
+    """Embed every version that has no vectors yet, now, showing progress (global admin; not
+    with AMEIDE_SEMANTIC=off).
 
     Semantic recall's vectors are derived state built in the background after writes, so an
     ingest never waits for them; a short-lived CLI process may exit before they are done. Reads
@@ -79,20 +79,34 @@ def _show_status(st: dict[str, Any]) -> None:
         )
     semantic = st.get("semantic")
     if semantic:
+        show_embedding_progress(semantic)
+    else:
+        output.line("embeddings: semantic recall is off (AMEIDE_SEMANTIC=off); reads use keywords")
+
+
+def show_embedding_progress(semantic: dict[str, Any]) -> None:
+    """How much of the content has vectors (``index status``, ``ingest``), and, when a one-shot
+    command leaves some without, that it does not embed them in the background."""
+    texts = semantic["stored_chunk_rows"]  # counted once the keyword index has chunked them
+    of_texts = f" of {texts}" if texts and texts >= (semantic["indexed_chunks"] or 0) else ""
+    output.line(
+        f"embeddings ({semantic['model']}): {semantic['indexed_versions']} of "
+        f"{semantic['expected_versions']} versions embedded ({semantic['indexed_chunks']}"
+        f"{of_texts} texts); {semantic['pending']} outbox rows pending"
+        + (" (building in the background)" if semantic["building"] else "")
+    )
+    if semantic["indexed_versions"] != semantic["expected_versions"] and not semantic["building"]:
         output.line(
-            f"embeddings ({semantic['model']}): {semantic['indexed_versions']} of "
-            f"{semantic['expected_versions']} versions, {semantic['indexed_chunks']} chunks; "
-            f"{semantic['pending']} outbox rows pending"
-            + (" (building in the background)" if semantic["building"] else "")
+            "this command does not embed in the background (it exits): run `ameide index embed` "
+            "to embed now, with progress (a server embeds after writes); until then reads rank "
+            "versions without vectors by keywords alone",
+            style="dim",
         )
 
 
 def _show_embed(st: dict[str, Any]) -> None:
-    output.line(
-        f"embeddings ({st['model']}): {st['indexed_versions']} of {st['expected_versions']} "
-        f"versions, {st['indexed_chunks']} chunks; {st['applied']} outbox rows applied now, "
-        f"{st['pending']} pending"
-    )
+    output.line(f"embedded now: {st['applied']} outbox rows applied")
+    show_embedding_progress(st)
 
 
 def _show_rebuild(st: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from cli import output
+from cli.commands_index import show_embedding_progress
 from cli.inputs import read_bytes, read_text_file
 from cli.options import JsonFlag, Repo
 from cli.session import session
@@ -98,12 +99,8 @@ def ingest_backlog(
             allow_mass_retire=allow_mass_retire,
         )
     s.emit(report, _show_report)
-    if s.app.semantic is not None and report["versions_written"] and not s.json:
-        output.line(
-            "semantic recall: run `ameide index embed` to embed the new versions (until then "
-            "reads rank them by keywords alone)",
-            style="dim",
-        )
+    if s.app.semantic is not None and not dry_run and not s.json:
+        show_embedding_progress(s.app.semantic.status())
 
 
 def _show_report(r: dict[str, Any]) -> None:

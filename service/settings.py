@@ -33,7 +33,8 @@ class Settings(BaseSettings):
 
     semantic: Literal["auto", "on", "off"] = Field(
         default="auto",
-        description="semantic recall: auto (on when the semantic extra is installed), on, off",
+        description="semantic recall: auto (on when its packages are installed: they are "
+        "dependencies, so on by default), on (insist), off (keyword-only reads)",
     )
 
     @property

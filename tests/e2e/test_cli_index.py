@@ -74,13 +74,18 @@ def test_status_names_the_engine_and_switching_engines_rebuilds_from_the_databas
 def test_index_embed_builds_the_vectors_and_status_reports_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """With AMEIDE_SEMANTIC unset, as a user runs it: semantic recall is on by default."""
     from tests.semantic_extra import require_semantic
 
     require_semantic()
-    monkeypatch.setenv("AMEIDE_SEMANTIC", "on")
+    monkeypatch.delenv("AMEIDE_SEMANTIC", raising=False)
     home = _home_with_one_element(
         tmp_path, "Deploying", "# Deploying\n\nShip the service to the cluster.\n"
     )
+    waiting = _ameide(home, "index", "status")
+    assert "embeddings (all-MiniLM-L6-v2): 0 of 1 versions embedded" in waiting
+    assert "does not embed in the background" in waiting
+    assert "ameide index embed" in waiting
     built = json.loads(_ameide(home, "index", "embed", "--json"))
     assert (built["model"], built["pending"], built["indexed_versions"]) == (
         "all-MiniLM-L6-v2",
@@ -90,7 +95,9 @@ def test_index_embed_builds_the_vectors_and_status_reports_them(
     assert (home / "index-vectors" / "vectors.sqlite").is_file()
     status = json.loads(_ameide(home, "index", "status", "--json"))
     assert status["semantic"]["indexed_versions"] == 1
-    assert "embeddings (all-MiniLM-L6-v2): 1 of 1 versions" in _ameide(home, "index", "status")
+    done = _ameide(home, "index", "status")
+    assert "embeddings (all-MiniLM-L6-v2): 1 of 1 versions embedded (1 of 1 texts)" in done
+    assert "ameide index embed" not in done
 
 
 def test_index_embed_without_semantic_recall_says_how_to_get_it(
@@ -101,4 +108,5 @@ def test_index_embed_without_semantic_recall_says_how_to_get_it(
     _ameide(home, "init", "--admin", "user:admin")
     result = runner.invoke(app, ["--home", str(home), "--as", "user:admin", "index", "embed"])
     assert result.exit_code != 0
-    assert "make semantic" in result.output
+    assert "AMEIDE_SEMANTIC" in result.output
+    assert "semantic recall is off" in _ameide(home, "index", "status")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -174,3 +175,28 @@ def test_ingest_prints_what_the_default_policy_masked_per_kind(repo, tmp_path):
     assert result.exit_code == 0, result.stderr
     assert "1 file (iban 1, payment_card 1)" in result.stdout
     assert "4111" not in result.stdout
+
+
+def test_ingest_shows_how_much_is_embedded_and_that_it_does_not_embed_in_the_background(
+    repo, backlog, monkeypatch
+):
+    """Semantic recall on, as by default: a one-shot ingest leaves the embedding to
+    `ameide index embed` (or a server) and says so, with the progress so far."""
+    from tests.semantic_extra import require_semantic
+
+    require_semantic()
+    monkeypatch.delenv("AMEIDE_SEMANTIC", raising=False)
+    result = ingest(repo, backlog)
+    assert result.exit_code == 0, result.stderr
+    out = " ".join(result.stdout.split())
+    assert re.search(r"embeddings \(all-MiniLM-L6-v2\): 0 of [1-9]\d* versions embedded", out)
+    assert "does not embed in the background" in out
+    assert "run `ameide index embed`" in out
+    embedded = repo.cli.ok("index", "embed", as_="user:admin")
+    assert embedded["indexed_versions"] == embedded["expected_versions"] > 0
+    monkeypatch.setenv("AMEIDE_SEMANTIC", "off")  # keyword-only: nothing about embeddings
+    backlog.write("backlog/stub.md", "# Stub\n\nNow it has real content, enough words.\n")
+    backlog.commit("grow the stub")
+    second = ingest(repo, backlog)
+    assert second.exit_code == 0, second.stderr
+    assert "embeddings" not in second.stdout
