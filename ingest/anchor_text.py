@@ -42,8 +42,7 @@ def anchor_texts(body: str) -> dict[str, list[str]]:
                 if match.group(1):  # an image
                     continue
                 raw = _unbracket(match.group(2))
-                whole = match.group(0)
-                text = whole[1 : whole.rfind("](", 0, match.start(2) - match.start() + 1)]
+                text = _text_of(match)
                 sentence = _sentence(line, match.start(), match.end())
                 _add(out, raw, _clean(f"{text} {sentence}"))
         if "]:" in line:
@@ -86,8 +85,10 @@ def _link_text(text: str) -> str:
 
 
 def _text_of(match: re.Match[str]) -> str:
+    """A markdown link's text, without file names (``[433-codex-cli-057.md](…)`` says no
+    more than the target's own file name)."""
     whole = match.group(0)
-    return whole[1 : whole.rfind("](", 0, match.start(2) - match.start() + 1)]
+    return _PATH_REF.sub(" ", whole[1 : whole.rfind("](", 0, match.start(2) - match.start() + 1)])
 
 
 def _clean(text: str) -> str:

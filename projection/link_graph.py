@@ -70,16 +70,17 @@ class LinkGraph:
         return (at, tuple(steps)) if steps else None
 
     @classmethod
-    def build(cls, anchors: Iterable[Anchor]) -> LinkGraph:
+    def build(cls, anchors: Iterable[Anchor], *, current_only: bool = False) -> LinkGraph:
         """The field of ``anchors`` (a link repeated within one linking version counts as
-        often as it is written, up to the extraction's cap)."""
+        often as it is written, up to the extraction's cap); ``current_only``: the words of
+        links from superseded versions do not count."""
         out = cls()
         sources: dict[str, set[str]] = {}
         for anchor in anchors:
             out.anchors += 1
             if anchor.current:
                 sources.setdefault(anchor.target, set()).add(anchor.source)
-            if not anchor.words:
+            if not anchor.words or (current_only and not anchor.current):
                 continue
             out.lengths[anchor.target] = out.lengths.get(anchor.target, 0) + len(anchor.words)
             for word in anchor.words:

@@ -49,6 +49,7 @@ class LinkGraphs:
         self._kept: OrderedDict[int, tuple[Selection, LinkGraph]] = OrderedDict()
         self._lock = threading.Lock()
         self._analysed = Memo(KEPT_VERSIONS)
+        self.current_only = False
 
     def field(
         self,
@@ -99,10 +100,13 @@ class LinkGraphs:
         erased = uow.store.erased_among(sources)
         analysed = self._analyse(uow, index, [v for v in sources if v not in erased])
         graph = LinkGraph.build(
-            Anchor(source, target, words, analysed[source][0])
-            for source, target, raw in links
-            if source in analysed
-            for words in analysed[source][1].get(raw) or ((),)
+            (
+                Anchor(source, target, words, analysed[source][0])
+                for source, target, raw in links
+                if source in analysed
+                for words in analysed[source][1].get(raw) or ((),)
+            ),
+            current_only=self.current_only,
         )
         graph.replaced_by = replaced_by
         return graph
