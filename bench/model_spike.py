@@ -505,6 +505,10 @@ def run(args: argparse.Namespace, questions: Sequence[Any], refs: list[str], src
         for floor in model_floors:
             found = evaluate(model, encoder, floor, args.bundle, questions, refs)
             rows.append({"model": model, "floor": 0.3 if floor is None else floor, **found})
+            print(table(rows[-1:]), file=sys.stderr)
+            if args.json:  # written after each run: a long run stopped later keeps these
+                out = {"costs": costs, "rows": rows, "subset": sorted(paths or ())}
+                args.json.write_text(json.dumps(out, indent=1, ensure_ascii=False), "utf-8")
     if rows:
         print(table(rows))
     print(json.dumps(costs, indent=2))
