@@ -46,7 +46,7 @@ class LinkGraphs:
     """The anchor field of each selection (thread-safe)."""
 
     def __init__(self) -> None:
-        self._kept: OrderedDict[int, tuple[Selection, LinkGraph]] = OrderedDict()
+        self._kept: OrderedDict[tuple[frozenset[str], float | None], LinkGraph] = OrderedDict()
         self._lock = threading.Lock()
         self._analysed = Memo(KEPT_VERSIONS)
         self.current_only = False
@@ -59,15 +59,16 @@ class LinkGraphs:
         repositories: Iterable[str],
         at: datetime | None,
     ) -> LinkGraph:
-        """The anchor field of ``selection`` (links live at ``at`` in ``repositories``)."""
+        """The link graph of ``selection`` (links live at ``at`` in ``repositories``)."""
+        key = (selection.version_ids(), None if at is None else at.timestamp())
         with self._lock:
-            kept = self._kept.get(id(selection))
-            if kept is not None and kept[0] is selection:
-                self._kept.move_to_end(id(selection))
-                return kept[1]
+            kept = self._kept.get(key)
+            if kept is not None:
+                self._kept.move_to_end(key)
+                return kept
         built = self._build(uow, index, selection, repositories, at)
         with self._lock:
-            self._kept[id(selection)] = (selection, built)
+            self._kept[key] = built
             while len(self._kept) > KEPT_FIELDS:
                 self._kept.popitem(last=False)
         return built

@@ -40,6 +40,8 @@ class Linked:
 
     def __init__(self, world: World, root: Path) -> None:
         self.w, self.git = world, GitRepo(root)
+        # the anchor field's own weight, whatever the default (docs/eval.md has the measured one)
+        world.app.reads.configure_ranking({"anchor": 0.3})
         self.ingestor = Caller("service:ingest-anchors")
         ingestor, repo = self.ingestor.principal_id, world.repo
         world.svc.grant(world.admin, ingestor, "ingestor", repo, clearance="confidential")
@@ -152,3 +154,25 @@ def test_anchors_follow_the_linking_page_through_edits_retirement_and_time(
 
 def _scores(out: dict[str, Any]) -> list[tuple[str, float, str]]:
     return [(i["element_id"], i["score"], repr(i["score_breakdown"])) for i in out["items"]]
+
+
+def test_a_replaced_page_brings_the_head_of_its_chain(linked: Linked) -> None:
+    linked.commit(
+        {
+            **FILLER,
+            "backlog/adr-1.md": "# ADR 1: queues\n\n## Status\n\n"
+            "Superseded by [ADR 2](adr-2.md)\n\nWe use a zebrafish broker for every queue.\n",
+            "backlog/adr-2.md": "# ADR 2: queues\n\n## Status\n\n"
+            "Superseded by [ADR 3](adr-3.md)\n\nMessages move to the event bus.\n",
+            "backlog/adr-3.md": "# ADR 3: queues\n\nAccepted. Streams replace the bus.\n",
+        }
+    )
+    out = linked.read("zebrafish broker")
+    items = {i["element_id"]: i for i in out["items"]}
+    head = items[linked.eid("backlog/adr-3.md")]  # no word of the question in it
+    assert head["why_included"] == "relationship_path"
+    assert len(head["relationship_path"]) == 2  # ADR 1 → ADR 2 → ADR 3, in one step
+    linked.w.app.reads.configure_ranking({"anchor": 0.3, "replacement": 0})
+    assert linked.eid("backlog/adr-3.md") not in {
+        i["element_id"] for i in linked.read("zebrafish broker")["items"]
+    }
