@@ -79,15 +79,18 @@ class RankingWeights:
     # below semantic_floor counts 0 (loosely related text still scores ~0.2-0.3 with MiniLM).
     semantic: float = 0.6
     semantic_floor: float = 0.3
-    # Share of keyword relevance from the anchor field (projection.link_graph: what other
-    # readable, selected pages' links say about a version), when some candidate has anchors.
-    anchor: float = 0.3
-    # In-links from current pages, log-scaled against the best-linked candidate: a weak
-    # authority prior added to the score.
+    # The link graph (projection.link_graph), measured on the real-corpus dev set and off by
+    # default: every setting stayed within noise of the pipeline without it (docs/eval.md,
+    # "Anchor text and the link graph").
+    # anchor: how much the anchor field (what readable, selected pages' links say about a
+    # version) adds to keyword relevance: kw + anchor * (anchor score / best) * (1 - kw).
+    anchor: float = 0.0
+    # in_links: in-links from current pages, log-scaled against the best-linked candidate, a
+    # weak authority prior added to the score.
     in_links: float = 0.0
-    # 1: a read that recalls a replaced page also considers the head of its supersession chain
-    # (projection.link_graph), which inherits expansion_decay of its relevance; 0: it does not.
-    replacement: float = 1.0
+    # replacement: 1 = a read that recalls a replaced page also considers the head of its
+    # supersession chain, which inherits expansion_decay of its relevance; 0 = it does not.
+    replacement: float = 0.0
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object] | None) -> RankingWeights:
@@ -257,8 +260,8 @@ def relevance_parts(
         chunk = c.chunk_score / best_chunk if best_chunk > 0 else 0.0
         whole = c.version_score / best_version if best_version > 0 else 0.0
         keyword = share * chunk + (1 - share) * whole
-        if mix:
-            keyword = (1 - mix) * keyword + mix * c.anchor_score / best_anchor
+        if mix:  # anchors only add: what the page's own text matched is never diluted
+            keyword += mix * (c.anchor_score / best_anchor) * (1 - keyword)
         if c.semantic_score is None or weights.semantic <= 0:
             out[c.version_id] = (keyword, keyword, None)
             continue

@@ -82,7 +82,7 @@ def test_index_embed_builds_the_vectors_and_status_reports_them(
     home = _home_with_one_element(
         tmp_path, "Deploying", "# Deploying\n\nShip the service to the cluster.\n"
     )
-    waiting = _ameide(home, "index", "status")
+    waiting = " ".join(_ameide(home, "index", "status").split())  # as read, whatever the wrapping
     assert "embeddings (all-MiniLM-L6-v2): 0 of 1 versions embedded" in waiting
     assert "does not embed in the background" in waiting
     assert "ameide index embed" in waiting

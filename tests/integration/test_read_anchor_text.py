@@ -41,7 +41,7 @@ class Linked:
     def __init__(self, world: World, root: Path) -> None:
         self.w, self.git = world, GitRepo(root)
         # the anchor field's own weight, whatever the default (docs/eval.md has the measured one)
-        world.app.reads.configure_ranking({"anchor": 0.3})
+        world.app.reads.configure_ranking({"anchor": 0.3, "replacement": 1})
         self.ingestor = Caller("service:ingest-anchors")
         ingestor, repo = self.ingestor.principal_id, world.repo
         world.svc.grant(world.admin, ingestor, "ingestor", repo, clearance="confidential")

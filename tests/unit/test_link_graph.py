@@ -93,7 +93,7 @@ def _candidate(version: str, chunk: float, anchor: float = 0.0, in_links: int = 
     )
 
 
-def test_anchor_relevance_mixes_into_keyword_relevance_and_in_links_add_a_prior() -> None:
+def test_anchor_relevance_adds_to_keyword_relevance_and_in_links_add_a_prior() -> None:
     weights = RankingWeights(anchor=0.3, in_links=0.1, recency=0.0)
     scored = {
         s.candidate.version_id: s
@@ -103,8 +103,8 @@ def test_anchor_relevance_mixes_into_keyword_relevance_and_in_links_add_a_prior(
             0.0,
         )
     }
-    assert scored["a"].breakdown["relevance"]["value"] == 0.7  # (1 - 0.3) * 1.0
-    assert scored["b"].breakdown["relevance"]["value"] == 0.65  # 0.7 * 0.5 + 0.3 * 1.0
+    assert scored["a"].breakdown["relevance"]["value"] == 1.0  # anchors only add
+    assert scored["b"].breakdown["relevance"]["value"] == 0.65  # 0.5 + 0.3 * 1.0 * (1 - 0.5)
     assert scored["b"].breakdown["in_links"]["contribution"] == 0.1
     assert scored["a"].breakdown["in_links"]["contribution"] == 0.0
     # without anchors among the candidates, keyword relevance is what it was
