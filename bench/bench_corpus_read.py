@@ -38,6 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--embedding-cache", type=Path, help="keep the embedding index in this file between runs"
     )
+    parser.add_argument(
+        "--ranking",
+        type=json.loads,
+        help="score weights instead of the defaults, as JSON (e.g. '{\"anchor\": 0.2}')",
+    )
     args = parser.parse_args(argv)
     if not BUNDLE.exists():
         print(f"skipped: the shared corpus {BUNDLE} is absent", file=sys.stderr)
@@ -50,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
         if line.strip()
     ]
     rows: list[tuple[str, str]] = []
-    with corpus_home(BUNDLE, "bench-corpus", args.embedding_cache, background=False) as (
+    with corpus_home(
+        BUNDLE, "bench-corpus", args.embedding_cache, background=False, ranking=args.ranking
+    ) as (
         src,
         app,
         ingestor,
