@@ -55,7 +55,6 @@ class LinkGraph:
     """Target version id → terms in its anchor text."""
     in_links: dict[str, int] = field(default_factory=dict)
     """Target version id → distinct current versions linking to it."""
-    anchors: int = 0
     replaced_by: dict[str, tuple[str, PathStep]] = field(default_factory=dict)
     """Version id → (the version replacing it, the relationship that says so)."""
 
@@ -70,17 +69,15 @@ class LinkGraph:
         return (at, tuple(steps)) if steps else None
 
     @classmethod
-    def build(cls, anchors: Iterable[Anchor], *, current_only: bool = False) -> LinkGraph:
+    def build(cls, anchors: Iterable[Anchor]) -> LinkGraph:
         """The field of ``anchors`` (a link repeated within one linking version counts as
-        often as it is written, up to the extraction's cap); ``current_only``: the words of
-        links from superseded versions do not count."""
+        often as it is written, up to the extraction's cap)."""
         out = cls()
         sources: dict[str, set[str]] = {}
         for anchor in anchors:
-            out.anchors += 1
             if anchor.current:
                 sources.setdefault(anchor.target, set()).add(anchor.source)
-            if not anchor.words or (current_only and not anchor.current):
+            if not anchor.words:
                 continue
             out.lengths[anchor.target] = out.lengths.get(anchor.target, 0) + len(anchor.words)
             for word in anchor.words:

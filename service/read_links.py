@@ -17,8 +17,6 @@ while nothing a selection comes from has changed.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
@@ -31,8 +29,8 @@ from projection.selection import Selection, is_superseded
 from service.core import UnitOfWork
 from service.read_views import Memo
 
-KEPT_FIELDS = 16
-"""Anchor fields kept (one per selection object; least recently used dropped first)."""
+KEPT_GRAPHS = 16
+"""Link graphs kept (one per selected version set and instant; least recently used first out)."""
 KEPT_VERSIONS = 50_000
 """Linking versions whose analysed anchor texts are kept."""
 
@@ -43,15 +41,13 @@ _Analysed = tuple[bool, Mapping[str, tuple[tuple[str, ...], ...]]]
 
 
 class LinkGraphs:
-    """The anchor field of each selection (thread-safe)."""
+    """The link graph of each selected version set and instant (thread-safe)."""
 
     def __init__(self) -> None:
-        self._kept: OrderedDict[tuple[frozenset[str], float | None], LinkGraph] = OrderedDict()
-        self._lock = threading.Lock()
+        self._graphs = Memo(KEPT_GRAPHS)
         self._analysed = Memo(KEPT_VERSIONS)
-        self.current_only = False
 
-    def field(
+    def graph(
         self,
         uow: UnitOfWork,
         index: KeywordIndex,
@@ -61,17 +57,8 @@ class LinkGraphs:
     ) -> LinkGraph:
         """The link graph of ``selection`` (links live at ``at`` in ``repositories``)."""
         key = (selection.version_ids(), None if at is None else at.timestamp())
-        with self._lock:
-            kept = self._kept.get(key)
-            if kept is not None:
-                self._kept.move_to_end(key)
-                return kept
-        built = self._build(uow, index, selection, repositories, at)
-        with self._lock:
-            self._kept[key] = built
-            while len(self._kept) > KEPT_FIELDS:
-                self._kept.popitem(last=False)
-        return built
+        made = self._graphs.get(key, lambda: self._build(uow, index, selection, repositories, at))
+        return made  # type: ignore[return-value]
 
     def _build(
         self,
@@ -101,13 +88,10 @@ class LinkGraphs:
         erased = uow.store.erased_among(sources)
         analysed = self._analyse(uow, index, [v for v in sources if v not in erased])
         graph = LinkGraph.build(
-            (
-                Anchor(source, target, words, analysed[source][0])
-                for source, target, raw in links
-                if source in analysed
-                for words in analysed[source][1].get(raw) or ((),)
-            ),
-            current_only=self.current_only,
+            Anchor(source, target, words, analysed[source][0])
+            for source, target, raw in links
+            if source in analysed
+            for words in analysed[source][1].get(raw) or ((),)
         )
         graph.replaced_by = replaced_by
         return graph

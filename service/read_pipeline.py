@@ -102,7 +102,7 @@ class ReadPipeline:
         self.semantic = semantic  # semantic recall, when the extra is installed and enabled
         self.selections = selections  # selections kept between current reads (None: resolve each)
         self.memo = Memo()  # chunks and shingles per version, shared by this service's reads
-        self.anchors = LinkGraphs()  # anchor fields per kept selection
+        self.links = LinkGraphs()  # link graphs per selected version set and instant
         self.ranking_weights = RankingWeights()
         self.configure_ranking(weights)
 
@@ -206,26 +206,26 @@ class ReadPipeline:
         want = 2 * req.budget.max_items + 4
         flt = index_filter(perms, selection, req.as_of)
         words, widened = str(req.query), req.recall != "query"
-        anchors = (
-            self.anchors.field(uow, self.index, selection, perms, req.as_of)
+        graph = (
+            self.links.graph(uow, self.index, selection, perms, req.as_of)
             if req.recall == "query" and self.ranking_weights.uses_links()
             else LinkGraph()
         )
         while True:
             if req.recall == "query":
                 recalled, exhausted = recall_by_query(self.index, words, flt, selection, want)
-                if anchors.lengths:
+                if graph.lengths:
                     terms = self.index.query_words(words)
-                    recalled = recall_by_anchors(anchors, terms, want, recalled)
-                if anchors.replaced_by and self.ranking_weights.replacement > 0:
-                    recalled = recall_heads(anchors, selection, recalled)
+                    recalled = recall_by_anchors(graph, terms, want, recalled)
+                if graph.replaced_by and self.ranking_weights.replacement > 0:
+                    recalled = recall_heads(graph, selection, recalled)
                 if self.semantic is not None and semantic:
                     recalled = recall_by_meaning(
                         self.semantic, str(req.query), selection, want, recalled, trace
                     )
             else:
                 recalled, exhausted = recall_by_ids(req, selection, trace), True
-            ranked = self._rank(uow, req, recalled, selection, instant, anchors)
+            ranked = self._rank(uow, req, recalled, selection, instant, graph)
             if not widened:  # once: abbreviations the best candidates define (the module)
                 widened, extra = True, self._abbreviations(words, ranked, trace)
                 if extra:
@@ -236,7 +236,7 @@ class ReadPipeline:
                 known = [s.candidate.element_id for s in ranked.scored]
                 access = access_levels(perms)
                 more = expand(uow, access, req.as_of, selection, seeds, known, req.expand, trace)
-                ranked = self._rank(uow, req, recalled + more, selection, instant, anchors)
+                ranked = self._rank(uow, req, recalled + more, selection, instant, graph)
             if len(ranked.scored) >= req.budget.max_items or exhausted or want >= MAX_WINDOW:
                 break
             want = min(MAX_WINDOW, want * 3)
@@ -271,14 +271,14 @@ class ReadPipeline:
         recalled: list[Recalled],
         selection: Selection,
         instant: datetime,
-        anchors: LinkGraph,
+        graph: LinkGraph,
     ) -> Ranked:
         """Score the recalled versions, choose what to show, collapse mirrors into their
         representative (ranked by its group's best relevance), demote look-alike copies;
         collapsed ones go to the trace."""
         rows = uow.store.version_rows([r.version_id for r in recalled])
         found = [r for r in recalled if r.version_id in rows]
-        candidates = [_candidate(r, rows[r.version_id], selection, anchors) for r in found]
+        candidates = [_candidate(r, rows[r.version_id], selection, graph) for r in found]
         weights = self.ranking_weights.for_query(req.query)
         now = recency_anchor(candidates, instant.timestamp())
         scored = score(candidates, weights, now)
@@ -368,7 +368,7 @@ def _standing(s: Scored) -> float:
 
 
 def _candidate(
-    r: Recalled, row: Mapping[str, Any], selection: Selection, anchors: LinkGraph
+    r: Recalled, row: Mapping[str, Any], selection: Selection, graph: LinkGraph
 ) -> Candidate:
     selected = selection.versions[r.version_id]
     return Candidate(
@@ -390,5 +390,5 @@ def _candidate(
         seed_element_id=r.seed,
         semantic_score=r.semantic_score,
         anchor_score=r.anchor_score,
-        in_links=anchors.in_links.get(r.version_id, 0),
+        in_links=graph.in_links.get(r.version_id, 0),
     )

@@ -63,6 +63,14 @@ def _retired(at: datetime | None) -> ColumnElement[bool]:
     )
 
 
+def _live_at(at: datetime | None) -> ColumnElement[bool]:
+    """Relationships live at ``at`` (now, when ``None``): recorded by then, not retired by then."""
+    r = t.relationships.c
+    if at is None:
+        return r.retired_at.is_(None)
+    return sa.and_(r.recorded_at <= at, sa.or_(r.retired_at.is_(None), r.retired_at > at))
+
+
 _SELECTED = (
     *(_V.version_id, _V.element_id, _E.repo_key, _E.source_kind, _E.classification),
     _V.classification.label("version_classification"),
@@ -234,11 +242,7 @@ class ReadStore:
         to`` where ``from`` is the given element and ``to`` the readable neighbour.
         """
         r = t.relationships.c
-        live = (
-            r.retired_at.is_(None)
-            if at is None
-            else sa.and_(r.recorded_at <= at, sa.or_(r.retired_at.is_(None), r.retired_at > at))
-        )
+        live = _live_at(at)
         rows: list[dict[str, Any]] = []
         for batch in _batches(element_ids):
             for near, far in (
@@ -277,11 +281,7 @@ class ReadStore:
         a read's link graph is built from. The caller keeps only the pairs whose both ends
         its selection holds."""
         r = t.relationships.c
-        live = (
-            r.retired_at.is_(None)
-            if at is None
-            else sa.and_(r.recorded_at <= at, sa.or_(r.retired_at.is_(None), r.retired_at > at))
-        )
+        live = _live_at(at)
         out: list[tuple[str, str, str, str, str]] = []
         for batch in _batches(sorted(set(repository_keys))):
             q = sa.select(
