@@ -214,7 +214,7 @@ class ReadPipeline:
         while True:
             if req.recall == "query":
                 recalled, exhausted = recall_by_query(self.index, words, flt, selection, want)
-                if graph.lengths:
+                if graph.lengths and self.ranking_weights.anchor > 0:
                     terms = self.index.query_words(words)
                     recalled = recall_by_anchors(graph, terms, want, recalled)
                 if graph.replaced_by and self.ranking_weights.replacement > 0:
