@@ -340,7 +340,13 @@ class GovernanceStore:
         self, repo_key: str, content_sha256: str, *, for_update: bool = False
     ) -> list[ElementVersion]:
         """Every version in a repository whose body hashes to ``content_sha256`` (erased ones
-        included), oldest first; locked with ``for_update`` so concurrent erasures queue."""
+        included), oldest first; locked with ``for_update`` so concurrent erasures queue.
+
+        The lock is ``FOR NO KEY UPDATE`` (PostgreSQL; SQLite serializes writers anyway): an
+        erasure changes no key, so it must not wait for the key-share locks that inserting
+        rows which reference a version takes (the index upkeep writing that version's chunks)
+        — waiting on them, with the upkeep then waiting on a version the erasure had locked,
+        was a deadlock."""
         v, e = t.element_versions.c, t.elements.c
         q = (
             sa.select(t.element_versions)
@@ -349,7 +355,7 @@ class GovernanceStore:
             .order_by(v.recorded_at, v.version_id)
         )
         if for_update:
-            q = q.with_for_update(of=t.element_versions)
+            q = q.with_for_update(of=t.element_versions, key_share=True)
         return [version_from_row(r) for r in self.conn.execute(q)]
 
     def proposals_of_elements(self, element_ids: Sequence[str]) -> dict[str, str]:

@@ -188,3 +188,29 @@ def test_racing_repeats_of_one_client_request_id_open_one_proposal(pg_app: App):
     ]
     again = propose()
     assert (again["replay"], again["proposal_id"]) == (True, opened[0]["proposal_id"])
+
+
+@pytest.mark.postgres
+def test_an_erasure_does_not_wait_for_rows_being_written_that_reference_the_version(
+    pg_app: App,
+):
+    """The index upkeep inserts chunk rows that reference a version, which key-share locks the
+    version's row until it commits. An erasure of that version (it changes no key) must go
+    ahead rather than queue behind it — queueing, while the upkeep then waited for a version
+    the erasure had locked, deadlocked the two (seen in CI)."""
+    w = make_world(pg_app)
+    _, v = w.canonical(body="# Contacts\n\nCall 555 0100.\n")
+    with pg_app.engine.connect() as other:
+        # What inserting a chunk row of ``v`` takes, held open as by an upkeep mid-transaction.
+        other.execute(
+            sa.select(t.element_versions.c.version_id)
+            .where(t.element_versions.c.version_id == v)
+            .with_for_update(key_share=True, read=True)
+        )
+        with ThreadPoolExecutor(1) as pool:
+            erasing = pool.submit(w.svc.erase_version, w.admin, v, "gdpr")
+            try:
+                tomb = erasing.result(timeout=20)
+            finally:
+                other.rollback()  # unblocks a waiting erasure, so a failure ends the test
+    assert tomb["erased"] is True
