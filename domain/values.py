@@ -45,24 +45,20 @@ def id_pattern(prefix: str) -> str:
     return f"^{prefix}_[0-9a-f]{{8,64}}$"
 
 
-def _blank_characters() -> str:
-    """A regex class body of every character ``str.strip()`` removes (``str.isspace``)."""
-    spaces = [c for c in range(0x110000) if chr(c).isspace()]
-    runs: list[tuple[int, int]] = []
-    for c in spaces:
-        if runs and runs[-1][1] == c - 1:
-            runs[-1] = (runs[-1][0], c)
-        else:
-            runs.append((c, c))
-    esc = "\\u{:04x}".format
-    return "".join(esc(a) if a == b else f"{esc(a)}-{esc(b)}" for a, b in runs)
+BLANK_CHARACTERS = (
+    "\\u0009-\\u000d\\u001c-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
+    "\\u202f\\u205f\\u3000"
+)
+"""A regex class body of every character ``str.strip()`` removes (``str.isspace``), written out:
+scanning all 1.1 M code points at import cost every command ~0.2 s of start-up. A unit test
+derives it again from ``str.isspace`` on the running Python."""
 
 
-NOT_BLANK_PATTERN = f"[^{_blank_characters()}]"
+NOT_BLANK_PATTERN = f"[^{BLANK_CHARACTERS}]"
 """Unanchored: the text has a character ``str.strip()`` keeps (``validate_text`` requires one)."""
-BLANK_PATTERN = f"^[{_blank_characters()}]*$"
+BLANK_PATTERN = f"^[{BLANK_CHARACTERS}]*$"
 """The whole text is blank (``str.strip()`` leaves nothing)."""
-BODY_PATTERN = f"^[^\\u0000]*[^\\u0000{_blank_characters()}][^\\u0000]*$"
+BODY_PATTERN = f"^[^\\u0000]*[^\\u0000{BLANK_CHARACTERS}][^\\u0000]*$"
 """A version body: not blank and no NUL (see :func:`validate_body`)."""
 
 _SEGMENT = re.compile(SEGMENT_PATTERN)

@@ -200,3 +200,15 @@ def test_text_that_was_stored_with_lone_surrogates_reads_back_with_replacement_c
     assert replace_lone_surrogates({"k\ud800": ["a\udfffb", 1, "\U0001f600"]}) == {
         "k\ufffd": ["a\ufffdb", 1, "\U0001f600"]
     }
+
+
+def test_the_written_out_blank_characters_are_exactly_what_str_isspace_says():
+    """``BLANK_CHARACTERS`` is written out for start-up time; derived again here, so a Python
+    whose Unicode data changed the whitespace set fails this test instead of drifting."""
+    import re
+
+    from domain.values import BLANK_CHARACTERS
+
+    blank = re.compile(f"[{BLANK_CHARACTERS}]")
+    wrong = [c for c in range(0x110000) if chr(c).isspace() != bool(blank.fullmatch(chr(c)))]
+    assert wrong == []
