@@ -30,6 +30,8 @@ NO_BEARER_GRPC = (
     "missing bearer token: send metadata 'authorization: Bearer <token>' "
     "(create one with `ameide token create`)"
 )
+NOT_BEARER_HTTP = "the Authorization header must be 'Bearer amt_…'"
+NOT_BEARER_GRPC = "authorization metadata must be 'Bearer <token>'"
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,19 @@ def bearer_secret(authorization: str | None) -> str | None:
     if scheme.lower() != "bearer" or not token.strip():
         return None
     return token.strip()
+
+
+def presented_token(authorization: str | None, *, not_bearer: str) -> str | None:
+    """The bearer token a request presents: None when it sends no (or an empty) authorization;
+    any other scheme (``Basic …``) or an empty bearer is refused with ``not_bearer`` — on every
+    surface, with or without required authentication: a request that meant to authenticate
+    is never taken for the local principal."""
+    if not authorization:
+        return None
+    token = bearer_secret(authorization)
+    if token is None:
+        raise Unauthenticated(not_bearer)
+    return token
 
 
 def claimed_roles(roles: str | None) -> tuple[str, ...]:

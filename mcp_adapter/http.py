@@ -31,7 +31,13 @@ from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
 from domain.errors import AmeideError, PermissionDenied, Unauthenticated
-from edge.callers import Identity, authenticate_caller, bearer_secret, narrowed_caller
+from edge.callers import (
+    NOT_BEARER_HTTP,
+    Identity,
+    authenticate_caller,
+    narrowed_caller,
+    presented_token,
+)
 from edge.errors import error_body, rule_for
 from edge.network import MAX_REQUEST_BYTES, is_loopback
 from mcp_adapter.server import MemoryMcp, Observe
@@ -115,15 +121,11 @@ class McpGuard:
         await self.app(scope, receive, send)
 
     async def _identity(self, headers: Headers) -> Identity:
-        authorization = headers.get("authorization", "")
-        # An Authorization header that is not a bearer token is refused, never taken for the
-        # local principal.
-        local = None if authorization or self.require_auth else self.local_principal
         identify = partial(
             authenticate_caller,
             self.service.authenticate_token,
-            token=bearer_secret(authorization),
-            local_principal=local,
+            token=presented_token(headers.get("authorization"), not_bearer=NOT_BEARER_HTTP),
+            local_principal=None if self.require_auth else self.local_principal,
         )
         who: Identity = await anyio.to_thread.run_sync(identify)
         return who

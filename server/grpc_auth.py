@@ -22,7 +22,13 @@ from typing import Any
 import grpc
 
 from domain.errors import InvalidArgument, Unauthenticated
-from edge.callers import NO_BEARER_GRPC, authenticate_caller, bearer_secret, narrowed_caller
+from edge.callers import (
+    NO_BEARER_GRPC,
+    NOT_BEARER_GRPC,
+    authenticate_caller,
+    narrowed_caller,
+    presented_token,
+)
 from server.grpc_calls import Behavior, current_call, wrap_unary
 from service.authz import Caller
 from service.tokens import Authenticated
@@ -53,13 +59,7 @@ def _single(metadata: Sequence[tuple[str, Any]] | None, key: str) -> str | None:
 
 def bearer_token(metadata: Sequence[tuple[str, Any]] | None) -> str | None:
     """The token of ``authorization: Bearer …`` (None when there is no authorization entry)."""
-    header = _single(metadata, AUTHORIZATION_KEY)
-    if header is None:
-        return None
-    token = bearer_secret(header)
-    if token is None:
-        raise Unauthenticated("authorization metadata must be 'Bearer <token>'")
-    return token
+    return presented_token(_single(metadata, AUTHORIZATION_KEY), not_bearer=NOT_BEARER_GRPC)
 
 
 def caller_from_metadata(

@@ -21,7 +21,7 @@ from fastapi.dependencies.models import Dependant
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from domain.errors import InvalidArgument
-from edge.callers import NO_BEARER_HTTP, resolve_caller
+from edge.callers import NO_BEARER_HTTP, NOT_BEARER_HTTP, presented_token, resolve_caller
 from server.rest_types import OnBehalfOfHeader, PurposeHeader, RolesHeader, Segment
 from service.app import MemoryService
 from service.authz import Caller
@@ -87,7 +87,8 @@ def get_service(request: Request) -> MemoryService:
 
 def get_caller(
     request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
+    # Declares the security scheme in OpenAPI; the header itself goes to presented_token.
+    _scheme: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
     on_behalf_of: Annotated[
         OnBehalfOfHeader,
         Header(
@@ -111,7 +112,7 @@ def get_caller(
     ctx = _context(request)
     caller = resolve_caller(
         ctx.service.authenticate_token,
-        token=credentials.credentials if credentials is not None else None,
+        token=presented_token(request.headers.get("authorization"), not_bearer=NOT_BEARER_HTTP),
         local_principal=None if ctx.require_auth else ctx.settings.principal,
         roles=roles,
         on_behalf_of=on_behalf_of,

@@ -13,6 +13,7 @@ from edge.callers import (
     bearer_secret,
     claimed_roles,
     narrowed_caller,
+    presented_token,
     resolve_caller,
 )
 from service.tokens import Authenticated
@@ -96,3 +97,18 @@ def test_only_a_bearer_authorization_carries_a_secret(
 def test_claimed_roles_are_split_on_commas() -> None:
     assert claimed_roles(None) == ()
     assert claimed_roles("curator") == ("curator",)
+
+
+@pytest.mark.parametrize("sent", [None, ""])
+def test_no_authorization_presents_no_token(sent: str | None) -> None:
+    assert presented_token(sent, not_bearer="x") is None
+
+
+def test_a_bearer_authorization_presents_its_token() -> None:
+    assert presented_token("Bearer  amt_abc ", not_bearer="x") == "amt_abc"
+
+
+@pytest.mark.parametrize("sent", ["Basic dXNlcjpwYXNz", "Bearer", "Bearer   ", "amt_abc"])
+def test_any_other_authorization_is_refused_not_ignored(sent: str) -> None:
+    with pytest.raises(Unauthenticated, match="must be Bearer"):
+        presented_token(sent, not_bearer="must be Bearer")
