@@ -39,7 +39,7 @@ from edge.callers import (
     presented_token,
 )
 from edge.errors import error_body, rule_for
-from edge.network import MAX_REQUEST_BYTES, is_loopback
+from edge.network import MAX_REQUEST_BYTES, is_loopback, origin_matches, refuse_open_bind
 from mcp_adapter.server import MemoryMcp, Observe
 from mcp_adapter.settings import McpSettings
 from service.app import MemoryService
@@ -52,21 +52,9 @@ LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"
 LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
 
 
-class InsecureBind(ValueError):
-    """Serving without authentication on an address other machines can reach."""
-
-
 def origin_allowed(origin: str, allowed: list[str]) -> bool:
-    """Exact match, or ``scheme://host:*`` matching that host on any (or no) port."""
-    for pattern in allowed:
-        if origin == pattern:
-            return True
-        if pattern.endswith(":*"):
-            base = pattern[:-2]
-            port = origin[len(base) + 1 :] if origin.startswith(base + ":") else None
-            if origin == base or (port is not None and port.isdigit()):
-                return True
-    return False
+    """Whether a browser page from ``origin`` may call ``/mcp`` (``edge.network``'s rule)."""
+    return any(origin_matches(origin, pattern) for pattern in allowed)
 
 
 class McpGuard:
@@ -208,11 +196,7 @@ def create_http_app(
     observe: Observe | None = None,
 ) -> McpGuard:
     """The Streamable HTTP app; refuses to exist without authentication on a non-loopback host."""
-    if not require_auth and not is_loopback(host):
-        raise InsecureBind(
-            f"refusing to serve MCP on {host} without authentication: bind to 127.0.0.1 "
-            "or require bearer tokens"
-        )
+    refuse_open_bind(host, require_auth=require_auth, surface="MCP")
     cfg = mcp_settings or McpSettings()
     origins = LOOPBACK_ORIGINS + cfg.allowed_origins
     mcp = MemoryMcp(service, http_caller, tool_names=cfg.tool_names, observe=observe)

@@ -29,7 +29,7 @@ from ameide_proto.v1 import governance_pb2_grpc as governance_rpc
 from ameide_proto.v1 import knowledge_pb2_grpc as knowledge_rpc
 from ameide_proto.v1 import projection_pb2_grpc as projection_rpc
 from domain.errors import InvalidArgument
-from edge.network import is_loopback
+from edge.network import refuse_open_bind
 from server.grpc_auth import AuthInterceptor
 from server.grpc_calls import CallScope
 from server.grpc_errors import ErrorInterceptor
@@ -73,12 +73,7 @@ def create_grpc_server(
     health service's.
     """
     settings = getattr(settings_or_app, "settings", settings_or_app)
-    if not require_auth and not is_loopback(host):
-        raise InvalidArgument(
-            f"refusing to serve gRPC on {host} without authentication: bind a loopback address "
-            "or require bearer tokens",
-            field="host",
-        )
+    refuse_open_bind(host, require_auth=require_auth, surface="gRPC")
     server = grpc.server(
         ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="ameide-grpc"),
         interceptors=[

@@ -26,6 +26,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from edge.errors import error_body
+from edge.network import origin_matches
 
 log = logging.getLogger("ameide.server")
 
@@ -85,13 +86,8 @@ class HostPolicy:
     def origin_allowed(self, origin: str, host_header: str | None) -> bool:
         """Whether a browser page from ``origin`` may call this server."""
         origin = origin.strip().rstrip("/").lower()
-        if origin in self.allowed_origins:
+        if any(origin_matches(origin, pattern) for pattern in self.allowed_origins):
             return True
-        for pattern in self.allowed_origins:
-            if pattern.endswith(":*") and (
-                origin == pattern[:-2] or origin.startswith(pattern[:-1])
-            ):
-                return True
         parts = urlsplit(origin)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             return False

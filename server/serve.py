@@ -27,7 +27,7 @@ import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from domain.errors import InvalidArgument
-from edge.network import MAX_REQUEST_BYTES, is_loopback
+from edge.network import MAX_REQUEST_BYTES, is_loopback, refuse_open_bind
 from edge.tracing import OK
 from mcp_adapter.http import METADATA_PATH, create_http_app
 from mcp_adapter.settings import McpSettings
@@ -73,12 +73,7 @@ class ServeConfig:
 
     def check_exposure(self) -> None:
         """Refuse a non-loopback address without tokens, or without TLS unless told."""
-        if not self.require_auth and not is_loopback(self.host):
-            raise InvalidArgument(
-                f"refusing to serve on {self.host} without authentication: bind 127.0.0.1 "
-                "or require bearer tokens",
-                field="host",
-            )
+        refuse_open_bind(self.host, require_auth=self.require_auth)
         if not is_loopback(self.host) and not self.tls and not self.insecure_http:
             raise InvalidArgument(
                 f"refusing to serve on {self.host} without TLS: bearer tokens would cross the "

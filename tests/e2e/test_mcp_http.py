@@ -11,7 +11,8 @@ import jsonschema
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from mcp_adapter.http import InsecureBind, create_http_app, origin_allowed
+from domain.errors import InvalidArgument
+from mcp_adapter.http import create_http_app, origin_allowed
 from mcp_adapter.settings import McpSettings
 from tests.conftest import World
 from tests.e2e.mcp_harness import error_text, http_session, structured, tool_names
@@ -187,7 +188,7 @@ def test_without_authentication_it_serves_loopback_only_as_the_local_principal(
     world: World, published: tuple[str, str]
 ) -> None:
     settings = world.app.settings.model_copy(update={"principal": world.reader.principal_id})
-    with pytest.raises(InsecureBind, match="without authentication"):
+    with pytest.raises(InvalidArgument, match="without authentication"):
         create_http_app(world.svc, settings=settings, require_auth=False, host="0.0.0.0")
     app = create_http_app(world.svc, settings=settings, require_auth=False, host="127.0.0.1")
 

@@ -11,13 +11,14 @@ from ameide_proto.v1 import governance_pb2 as gov
 from ameide_proto.v1 import governance_pb2_grpc, knowledge_pb2, projection_pb2
 from domain import errors
 from edge.errors import ERROR_TABLE, Unavailable
+from edge.network import is_loopback
 from runtime import App
 from server.grpc_calls import current_call, wrap_unary
 from server.grpc_errors import status_for
 from server.grpc_governance import GovernanceServicer
 from server.grpc_knowledge import KnowledgeServicer
 from server.grpc_projection import ProjectionServicer
-from server.grpc_server import create_grpc_server, is_loopback
+from server.grpc_server import create_grpc_server
 from service.settings import Settings
 from tests.conftest import World, make_world
 
