@@ -230,3 +230,24 @@ def test_the_new_forms_refuse_a_post_without_the_csrf_token(
     p = shown(world, c.proposal)
     assert p["status"] == "OPEN"
     assert p["body"] != RESOLVED
+
+
+def test_hostile_text_in_a_conflict_block_and_its_marker_labels_is_escaped(
+    client: TestClient, setup: tuple[World, Conflicting, dict[str, str]]
+) -> None:
+    world, c, tokens = setup
+    new = rebased(world, c.proposal)
+    hostile = (
+        "# T\n<<<<<<< <script>alert('label')</script>\n</textarea><script>alert(1)</script>\n"
+        '=======\n<img src=x onerror="alert(2)">\n>>>>>>> </th><b>x</b>\n'
+    )
+    world.svc.revise(world.agent, new, hostile)  # the proposer may store markers (work in progress)
+    sign_in(client, tokens[world.curator.principal_id])
+    page = client.get(f"/ui/proposals/{new}").text
+    for raw in ("<script>", "<img", "</textarea><script>", "<b>x</b>"):
+        assert raw not in page
+    conflicts = section(page, "conflicts")
+    assert "&lt;script&gt;alert(&#39;label&#39;)&lt;/script&gt;</th>" in conflicts
+    assert "&lt;/textarea&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in conflicts
+    assert "&lt;img src=x onerror=&#34;alert(2)&#34;&gt;" in conflicts
+    assert prefilled(page) == hostile
