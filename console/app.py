@@ -8,7 +8,8 @@ compare-and-swap). Sign-in exchanges a bearer token for a session cookie (``cons
     /sign-in, /sign-out           the session
     /                             repositories you may read, and what you may do in each
     /queue                        open proposals (``console.pages_review``)
-    /proposals/{id}               diffs, merge preview, accept / reject / rebase
+    /proposals/{id}               diffs, merge preview, conflict blocks, accept / reject /
+                                  rebase / revise, the proposer's withdraw
     /elements/{id}                versions, diffs, relationships, provenance, as_of
     /repos/{repo}/elements        a repository's elements, paged
     /repos/{repo}/baselines       list, create, diff, promote / roll back, pointer history

@@ -1,8 +1,13 @@
-"""The review pages: the proposal queue, one proposal with its diffs, accept / reject / rebase.
+"""The review pages: the proposal queue, one proposal with its diffs, accept / reject / rebase,
+and the conflicted path: the conflict blocks side by side, revise, withdraw.
 
 Accepting sends what the curator saw: the proposal is pinned to a target version, and the
 service moves the head only by compare-and-swap on that pin — a lost race comes back as the
-typed ``STALE_PROPOSAL`` answer, shown on the page with the rebase button.
+typed ``STALE_PROPOSAL`` answer, shown on the page with the rebase button. A proposal carrying
+merge conflicts (a rebase whose three-way merge overlapped) shows no Accept but its conflict
+blocks and a revise form prefilled with its body, the merge with its markers; the proposer
+signed in to the console sees withdraw, rebase and revise for their own proposals. The page only
+chooses which forms to show; the service decides every action.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
-from console.diffs import side_by_side, unified
+from console.diffs import conflict_hunks, side_by_side, unified
 from console.web import (
     PAGE_SIZE,
     OptionalText,
@@ -24,8 +29,10 @@ from console.web import (
     render,
     see_other,
 )
-from domain.errors import AmeideError
+from domain.errors import AmeideError, Conflict, InvalidArgument
 from domain.merge import three_way_merge
+from domain.model import has_conflict_markers
+from domain.values import normalize_line_endings
 from edge.errors import rule_for
 from service.history import MAX_HISTORY
 from service.queue import QueueFilter
@@ -116,10 +123,16 @@ def _purposes(signed: Signed, repo: str) -> dict[str, str | None]:
 
 
 def proposal_page(
-    request: Request, signed: Signed, proposal_id: str, *, error: AmeideError | None = None
+    request: Request,
+    signed: Signed,
+    proposal_id: str,
+    *,
+    error: AmeideError | None = None,
+    draft: str | None = None,
 ) -> Response:
     """A proposal: summary, diffs against its pin and (stale) the current head, the merge
-    preview, what accepting would do, and the decision forms the caller may use."""
+    preview, its conflict blocks, what accepting would do, and the forms the caller may use
+    (``draft``: a refused revision's text, offered again in the revise form)."""
     svc, caller = signed.service, signed.caller
     p = svc.proposal_show(caller, proposal_id)
     preview = svc.accept_preview(caller, proposal_id)
@@ -130,6 +143,7 @@ def proposal_page(
         head = svc.get_element(caller, el)["version"]
     diffs = _diffs(p, pinned, head)
     actions = actions_in(signed, p["repository_id"])
+    mine = _is_mine(p, signed) and "propose" in actions
     return render(
         request,
         "proposal.html",
@@ -141,9 +155,21 @@ def proposal_page(
         head=head,
         diffs=diffs,
         may_curate="curate" in actions,
+        mine=mine,
+        may_change="curate" in actions or mine,
+        conflicts=conflict_hunks(p.get("body") or "") if p.get("has_conflicts") else [],
+        draft=(p.get("body") or "") if draft is None else draft,
+        revising=draft is not None,
         error=error,
         done=request.query_params.get("done"),
     )
+
+
+def _is_mine(p: dict[str, Any], signed: Signed) -> bool:
+    """Whether the caller proposed ``p`` (made by it, or for it): shows the proposer's forms;
+    the service checks ownership itself (``gate.owns``) when one is used."""
+    by = p["proposed_by"]
+    return bool((by.get("on_behalf_of") or by["actor_id"]) == signed.caller.principal_id)
 
 
 def _status(error: AmeideError | None) -> int:
@@ -164,7 +190,11 @@ def _diffs(
         out["head_side"] = side_by_side(current, proposed)
         out["head_unified"] = unified(current, proposed, head["version_id"], "proposal")
         merged = three_way_merge(base, current, proposed)
-        out["merge"] = {"body": merged.body, "has_conflicts": merged.has_conflicts}
+        out["merge"] = {
+            "body": merged.body,
+            "has_conflicts": merged.has_conflicts,
+            "hunks": conflict_hunks(merged.body) if merged.has_conflicts else [],
+        }
     return out
 
 
@@ -216,9 +246,68 @@ def rebase(request: Request, proposal_id: str, signed: PostedDep) -> Response:
     return see_other(request, f"/proposals/{out['proposal_id']}", done="rebased")
 
 
-def _refused(request: Request, signed: Signed, proposal_id: str, exc: AmeideError) -> Response:
+@router.post("/proposals/{proposal_id}/withdraw")
+def withdraw(
+    request: Request, proposal_id: str, signed: PostedDep, rationale: OptionalText = None
+) -> Response:
+    """The proposer withdraws their own OPEN proposal (the service refuses anyone else)."""
+    try:
+        signed.service.withdraw(signed.caller, proposal_id, rationale or None)
+    except AmeideError as exc:
+        return _refused(request, signed, proposal_id, exc)
+    return see_other(request, f"/proposals/{proposal_id}", done="withdrawn")
+
+
+@router.post("/proposals/{proposal_id}/revise")
+def revise(
+    request: Request,
+    proposal_id: str,
+    signed: PostedDep,
+    body: OptionalText = None,
+    expected_version_id: OptionalText = None,
+) -> Response:
+    """Replace the proposal's body (its proposer or a curator, as the service decides) with the
+    text of the revise form. Refused, with the text kept in the form: a body still carrying a
+    conflict block (this form resolves conflicts; the service would store it and accepting it
+    would stay refused), and a proposal revised since the page showed it."""
+    text = normalize_line_endings(body or "")
+    try:
+        _ensure_unrevised(signed, proposal_id, expected_version_id)
+        if has_conflict_markers(text):
+            raise InvalidArgument(
+                "the body still has conflict markers (<<<<<<<, =======, >>>>>>>): keep the "
+                "lines each conflict should end with and delete the markers, then save again",
+                field="body",
+            )
+        signed.service.revise(signed.caller, proposal_id, text)
+    except AmeideError as exc:
+        return _refused(request, signed, proposal_id, exc, draft=text)
+    return see_other(request, f"/proposals/{proposal_id}", done="revised")
+
+
+def _ensure_unrevised(signed: Signed, proposal_id: str, expected: str | None) -> None:
+    """CONFLICT when the proposal's body is no longer the version the form was filled from, so
+    a revision does not silently overwrite someone else's (checked before ``revise``: it
+    narrows the window; the service serialises the revisions themselves)."""
+    current = signed.service.proposal_show(signed.caller, proposal_id)["proposal_version_id"]
+    if expected and expected != current:
+        raise Conflict(
+            f"proposal {proposal_id} was revised after the page showed version {expected} (its "
+            f"body is now version {current}); your text is below: compare, then save again",
+            expected_version_id=expected,
+            proposal_version_id=current,
+        )
+
+
+def _refused(
+    request: Request,
+    signed: Signed,
+    proposal_id: str,
+    exc: AmeideError,
+    draft: str | None = None,
+) -> Response:
     """The proposal page again with the service's refusal (or an error page if it is gone)."""
     try:
-        return proposal_page(request, signed, proposal_id, error=exc)
+        return proposal_page(request, signed, proposal_id, error=exc, draft=draft)
     except AmeideError:
         return error_page(request, signed, exc)

@@ -3,8 +3,9 @@
 ``stale_scenario(world)`` writes the Testing SOP (v1), publishes it, has the agent propose
 phase 3 pinned to v1, and has a curator accept another change first — so the agent's proposal
 is OPEN and stale, exactly where a curator opens the console in docs/product.md §9.
-``signed_in_client(app, token)`` is an httpx-style TestClient session signed in through the
-sign-in form.
+``conflict_scenario(world)`` adds, to that, a second proposal of the agent pinned to v1 that
+rewrites the very line the accepted v2 changed: stale, and its three-way merge conflicts.
+``sign_in(client, token)`` signs an httpx-style TestClient in through the sign-in form.
 """
 
 from __future__ import annotations
@@ -48,6 +49,29 @@ def stale_scenario(world: World) -> Stale:
     )["proposal_id"]  # fmt: skip
     v2 = svc.accept(world.curator, other, "clearer")["result_version_id"]
     return Stale(sop, v1, v2, first, mine)
+
+
+LINT_TYPED = "Run `make lint` and `make typecheck`."
+"""The agent's line that collides with the accepted ``Run `make lint` (ruff and mypy).``"""
+
+
+@dataclass(frozen=True)
+class Conflicting:
+    """The stale scenario plus the agent's stale proposal whose merge conflicts."""
+
+    stale: Stale
+    proposal: str
+
+
+def conflict_scenario(world: World) -> Conflicting:
+    """The stale scenario and a second agent proposal whose merge onto v2 conflicts."""
+    s = stale_scenario(world)
+    body = SOP_V1.replace("Run `make lint`.", LINT_TYPED)
+    clash = world.svc.propose(
+        world.agent, world.repo, body=body, summary="Typecheck in phase 0",
+        element_id=s.sop, target_version_id=s.v1,
+    )["proposal_id"]  # fmt: skip
+    return Conflicting(s, clash)
 
 
 def sign_in(client: TestClient, token: str) -> str:

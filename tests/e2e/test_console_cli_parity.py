@@ -6,7 +6,8 @@ curator accepts one proposal with ``ameide accept`` and the other on the console
 and a publisher promotes one baseline each way. Each decision's audit events, with ids
 renamed by first appearance and the per-event bookkeeping (event id, chain position, time,
 hash) left out, are equal. The one expected difference, the tool that wrote the decision
-record, is checked separately: ``ameide-cli`` against ``ameide-console``.
+record, is checked separately: ``ameide-cli`` against ``ameide-console``. The agent's own
+revise and withdraw (issue 30 §4) are compared the same way.
 """
 
 from __future__ import annotations
@@ -179,3 +180,41 @@ def test_accept_reject_and_promote_from_the_console_and_the_cli_leave_the_same_a
     assert normalised(from_cli) == normalised(from_console)
     assert decision_tool(repo, from_cli) == "ameide-cli"
     assert decision_tool(repo, from_console) == "ameide-console"
+
+
+def test_revise_and_withdraw_from_the_console_and_the_cli_leave_the_same_audit_events(
+    console: tuple[TestClient, Repo], files: Callable[[str, str], str]
+) -> None:
+    """The proposer's own forms (issue 30 §4): the agent revises and withdraws its proposals
+    with ``ameide proposal revise`` / ``ameide withdraw`` and on the console's proposal page."""
+    client, repo = console
+    ids = [proposal(repo, files, n) for n in range(4)]
+    cli = ["--purpose", PURPOSE]
+    csrf = signed_in(client, repo, repo.agent)
+    resolved = "# SOP\n\nRun it three times.\n"
+    body_file = files("resolved.md", resolved)
+
+    def on_console(path: str, **form: str) -> None:
+        done = client.post(path, data={"csrf_token": csrf, **form})
+        assert done.status_code == 200, done.text
+        assert 'role="alert"' not in done.text, done.text
+
+    pairs = [
+        (
+            lambda: repo.cli.ok(
+                *cli, "proposal", "revise", ids[0], "--body-file", body_file, as_=repo.agent
+            ),
+            lambda: on_console(f"/ui/proposals/{ids[1]}/revise", body=resolved),
+        ),
+        (
+            lambda: repo.cli.ok(*cli, "withdraw", ids[2], "--rationale", "gone", as_=repo.agent),
+            lambda: on_console(f"/ui/proposals/{ids[3]}/withdraw", rationale="gone"),
+        ),
+    ]
+    kinds = []
+    for by_cli, by_console in pairs:
+        from_cli, from_console = events_of(repo, by_cli), events_of(repo, by_console)
+        kinds += [e["event_type"] for e in from_cli]
+        assert normalised(from_cli) == normalised(from_console)
+        assert {e["purpose"] for e in from_console} == {PURPOSE}
+    assert {"proposal.revised", "proposal.withdrawn"} <= set(kinds)

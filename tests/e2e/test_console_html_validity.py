@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 
 from server.rest import create_app
 from tests.conftest import World
-from tests.e2e.console_harness import sign_in, stale_scenario
+from tests.e2e.console_harness import conflict_scenario, sign_in, stale_scenario
 from tests.e2e.rest_harness import tokens_for
 
 HREF = re.compile(r'href="([^"]*)"')
@@ -109,3 +109,27 @@ def test_a_proposal_page_names_who_proposed_it_and_for_whom_and_a_create_says_so
     created = client.get(f"/ui/proposals/{create}").text
     assert "None" not in created
     assert "creates a new element" in created
+
+
+def test_the_pages_of_the_conflicted_path_are_valid_html(world: World, client: TestClient) -> None:
+    """The stale proposal whose merge conflicts, the conflicted proposal its rebase opened (with
+    the conflict blocks and the revise form), a refused revision, and the proposer's own page."""
+    c = conflict_scenario(world)
+    conflicted = world.svc.rebase(world.curator, c.proposal)["proposal_id"]
+    tokens = tokens_for(world)
+    csrf = sign_in(client, tokens[world.curator.principal_id])
+    pages = {
+        "stale, merge conflicts": client.get(f"/ui/proposals/{c.proposal}"),
+        "conflicted": client.get(f"/ui/proposals/{conflicted}"),
+        "revision refused": client.post(
+            f"/ui/proposals/{conflicted}/revise",
+            data={"csrf_token": csrf, "body": "<<<<<<< a\nx\n=======\ny\n>>>>>>> b\n"},
+        ),
+    }
+    sign_in(client, tokens[world.agent.principal_id])
+    pages["the proposer's"] = client.get(f"/ui/proposals/{conflicted}")
+    assert 'data-testid="conflicts"' in pages["conflicted"].text
+    assert 'data-testid="withdraw"' in pages["the proposer's"].text
+    assert pages["revision refused"].status_code == 400
+    invalid = {name: errors for name, page in pages.items() if (errors := _problems(page.text))}
+    assert invalid == {}

@@ -25,6 +25,7 @@ ALLOWED_DOMAIN_IMPORTS = {
     "domain.errors",  # the error taxonomy it renders
     "domain.values",  # parse_instant: the one reading of a typed instant, as on every surface
     "domain.merge",  # three_way_merge: the very function rebase uses, for its preview
+    "domain.model",  # CONFLICT_MARKERS, has_conflict_markers: the service's conflict block
 }
 ALLOWED_EDGE_IMPORTS = {"edge.callers", "edge.errors"}
 PURE = {"domain": ALLOWED_DOMAIN_IMPORTS, "edge": ALLOWED_EDGE_IMPORTS}
