@@ -29,7 +29,7 @@ from console.web import (
     render,
     see_other,
 )
-from domain.errors import AmeideError, Conflict, InvalidArgument
+from domain.errors import AmeideError, InvalidArgument
 from domain.merge import three_way_merge
 from domain.model import has_conflict_markers
 from domain.values import normalize_line_endings
@@ -272,31 +272,18 @@ def revise(
     would stay refused), and a proposal revised since the page showed it."""
     text = normalize_line_endings(body or "")
     try:
-        _ensure_unrevised(signed, proposal_id, expected_version_id)
         if has_conflict_markers(text):
             raise InvalidArgument(
                 "the body still has conflict markers (<<<<<<<, =======, >>>>>>>): keep the "
                 "lines each conflict should end with and delete the markers, then save again",
                 field="body",
             )
-        signed.service.revise(signed.caller, proposal_id, text)
+        signed.service.revise(
+            signed.caller, proposal_id, text, expected_version_id=expected_version_id or None
+        )
     except AmeideError as exc:
         return _refused(request, signed, proposal_id, exc, draft=text)
     return see_other(request, f"/proposals/{proposal_id}", done="revised")
-
-
-def _ensure_unrevised(signed: Signed, proposal_id: str, expected: str | None) -> None:
-    """CONFLICT when the proposal's body is no longer the version the form was filled from, so
-    a revision does not silently overwrite someone else's (checked before ``revise``: it
-    narrows the window; the service serialises the revisions themselves)."""
-    current = signed.service.proposal_show(signed.caller, proposal_id)["proposal_version_id"]
-    if expected and expected != current:
-        raise Conflict(
-            f"proposal {proposal_id} was revised after the page showed version {expected} (its "
-            f"body is now version {current}); your text is below: compare, then save again",
-            expected_version_id=expected,
-            proposal_version_id=current,
-        )
 
 
 def _refused(

@@ -253,8 +253,11 @@ class Curation:
         body: str,
         summary: str | None = None,
         title: str | None = None,
+        expected_version_id: str | None = None,
     ) -> dict[str, Any]:
-        """Replace the body of an OPEN proposal (its proposer or a curator); audited."""
+        """Replace the body of an OPEN proposal (its proposer or a curator); audited.
+        ``expected_version_id``: the proposal version the reviser started from — CONFLICT if
+        the body moved on since, so one revision never silently overwrites another."""
         body = validate_body(body)
         with self.k.uow() as uow:
             p, perm = self.book.load(uow, caller, proposal_id)
@@ -262,6 +265,13 @@ class Curation:
             p.ensure_open()
             el = stored_element(uow.store, p.element_id)
             cur = head_version(uow.store, p.element_id)
+            if expected_version_id and expected_version_id != cur.version_id:
+                raise Conflict(
+                    f"proposal {proposal_id} was revised after version {expected_version_id} "
+                    f"(its body is now version {cur.version_id}): compare, then revise again",
+                    expected_version_id=expected_version_id,
+                    proposal_version_id=cur.version_id,
+                )
             at = self.k.clock.now()
             v = el.next_version(
                 title=validate_text(title, "title", MAX_TITLE_CHARS) if title else cur.title,

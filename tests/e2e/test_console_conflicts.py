@@ -169,7 +169,7 @@ def test_a_revision_of_a_proposal_revised_since_the_page_was_loaded_is_refused(
     )
     assert refused.status_code == 409
     assert "CONFLICT" in refused.text
-    assert "was revised after the page showed" in refused.text
+    assert "was revised after version" in refused.text
     assert prefilled(refused.text) == mine
     assert shown(world, new)["body"] == RESOLVED
 

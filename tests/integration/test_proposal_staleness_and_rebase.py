@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.errors import FailedPrecondition, ProposalConflicted, StaleProposal
+from domain.errors import Conflict, FailedPrecondition, ProposalConflicted, StaleProposal
 from domain.model import REBASED_TO
 from tests.conftest import World
 
@@ -188,3 +188,23 @@ def test_a_rebased_proposal_is_terminal(any_world: World):
         w.svc.accept(w.curator, old["proposal_id"])
     with pytest.raises(FailedPrecondition, match="REBASED"):
         w.svc.rebase(w.agent, old["proposal_id"])
+
+
+def test_a_revision_from_an_older_version_is_a_conflict_and_changes_nothing(any_world: World):
+    """Two reviewers open the same proposal; the second to save names the version it started
+    from and gets CONFLICT instead of overwriting the first one's revision."""
+    w, svc = any_world, any_world.svc
+    el, v1 = w.canonical()
+    p = svc.propose(
+        w.agent, w.repo, body="# Testing SOP\n\nRun it twice.\n", summary="twice",
+        element_id=el, target_version_id=v1,
+    )  # fmt: skip
+    seen = p["proposal_version_id"]
+    first = svc.revise(
+        w.curator, p["proposal_id"], "# Testing SOP\n\nA.\n", expected_version_id=seen
+    )
+    with pytest.raises(Conflict, match="was revised after version"):
+        svc.revise(w.agent, p["proposal_id"], "# Testing SOP\n\nB.\n", expected_version_id=seen)
+    shown = svc.proposal_show(w.curator, p["proposal_id"])
+    assert shown["proposal_version_id"] == first["proposal_version_id"]
+    assert shown["body"] == "# Testing SOP\n\nA.\n"
