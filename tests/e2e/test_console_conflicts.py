@@ -200,6 +200,8 @@ def test_a_proposer_withdraws_and_rebases_their_own_proposals_and_nobody_elses(
     csrf = sign_in(client, tokens[world.agent.principal_id])
     page = client.get(f"/ui/proposals/{c.stale.proposal}").text
     assert 'data-testid="curation"' not in page  # an agent decides nothing
+    assert 'data-testid="curators-decide"' in page  # and is told who does, not "refused"
+    assert 'data-testid="would-refuse"' not in page
     assert 'data-testid="withdraw"' in page
     assert 'data-testid="rebase"' in page
     moved = client.post(f"/ui/proposals/{c.stale.proposal}/rebase", data={"csrf_token": csrf})
