@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from console.web import Signed, SignedDep, instant, render
 from domain.errors import PermissionDenied
+from edge.reading import read_scope
 from service.history import MAX_HISTORY
 
 router = APIRouter()
@@ -138,9 +139,11 @@ def context(
     repos = [r["repository_id"] for r in signed.service.list_repositories(signed.caller)]
     answer = None
     if repo and question and question.strip():
-        tenant, org, name = [*repo.split("/"), "", ""][:3]
+        scope = read_scope(
+            repo, field="repo", malformed="malformed repository {text!r}: expected T/O/R or T/O"
+        )
         request_body: dict[str, Any] = {
-            "scope": {"tenant_id": tenant, "organization_id": org, "repository_id": name},
+            "scope": scope,
             "query": question,
             "budget": {"max_items": max_items},
             "explain": True,
