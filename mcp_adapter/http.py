@@ -33,6 +33,9 @@ from starlette.types import Receive, Scope, Send
 from domain.errors import AmeideError, PermissionDenied, Unauthenticated
 from edge.callers import (
     NOT_BEARER_HTTP,
+    ON_BEHALF_OF_HEADER,
+    PURPOSE_HEADER,
+    ROLES_HEADER,
     Identity,
     authenticate_caller,
     narrowed_caller,
@@ -179,9 +182,9 @@ def http_caller(ctx: ServerRequestContext[Any]) -> Caller:
     headers = request.headers
     return narrowed_caller(
         who,
-        roles=headers.get("x-ameide-roles"),
-        on_behalf_of=headers.get("x-ameide-on-behalf-of"),
-        purpose=headers.get("x-ameide-purpose"),
+        roles=headers.get(ROLES_HEADER),
+        on_behalf_of=headers.get(ON_BEHALF_OF_HEADER),
+        purpose=headers.get(PURPOSE_HEADER),
         tool_id=TOOL_ID,
     )
 

@@ -25,7 +25,11 @@ from domain.errors import InvalidArgument, Unauthenticated
 from edge.callers import (
     NO_BEARER_GRPC,
     NOT_BEARER_GRPC,
+    ON_BEHALF_OF_HEADER,
+    PURPOSE_HEADER,
+    ROLES_HEADER,
     authenticate_caller,
+    metadata_key,
     narrowed_caller,
     presented_token,
 )
@@ -34,9 +38,9 @@ from service.authz import Caller
 from service.tokens import Authenticated
 
 AUTHORIZATION_KEY = "authorization"
-ON_BEHALF_OF_KEY = "x-ameide-on-behalf-of"
-PURPOSE_KEY = "x-ameide-purpose"
-ROLES_KEY = "x-ameide-roles"
+ON_BEHALF_OF_KEY = metadata_key(ON_BEHALF_OF_HEADER)
+PURPOSE_KEY = metadata_key(PURPOSE_HEADER)
+ROLES_KEY = metadata_key(ROLES_HEADER)
 TOOL_ID = "ameide-grpc"
 PUBLIC_SERVICES = (
     "/grpc.reflection.v1.ServerReflection/",

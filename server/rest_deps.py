@@ -21,7 +21,15 @@ from fastapi.dependencies.models import Dependant
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from domain.errors import InvalidArgument
-from edge.callers import NO_BEARER_HTTP, NOT_BEARER_HTTP, presented_token, resolve_caller
+from edge.callers import (
+    NO_BEARER_HTTP,
+    NOT_BEARER_HTTP,
+    ON_BEHALF_OF_HEADER,
+    PURPOSE_HEADER,
+    ROLES_HEADER,
+    presented_token,
+    resolve_caller,
+)
 from server.rest_types import OnBehalfOfHeader, PurposeHeader, RolesHeader, Segment
 from service.app import MemoryService
 from service.authz import Caller
@@ -92,18 +100,18 @@ def get_caller(
     on_behalf_of: Annotated[
         OnBehalfOfHeader,
         Header(
-            alias="X-Ameide-On-Behalf-Of",
+            alias=ON_BEHALF_OF_HEADER,
             description="Act for this principal: permissions are the intersection of both.",
         ),
     ] = None,
     purpose: Annotated[
         PurposeHeader,
-        Header(alias="X-Ameide-Purpose", description="Why; recorded with every read and write."),
+        Header(alias=PURPOSE_HEADER, description="Why; recorded with every read and write."),
     ] = None,
     roles: Annotated[
         RolesHeader,
         Header(
-            alias="X-Ameide-Roles",
+            alias=ROLES_HEADER,
             description="Comma-separated roles you claim; they only narrow your grants.",
         ),
     ] = None,
