@@ -11,12 +11,13 @@ import json
 import logging
 import os
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from domain.errors import InvalidArgument
-from ingest.git_source import GitBacklogSource
+from ingest.source import BacklogSource
 from projection.keyword_index import KeywordIndex
 from runtime.compose import compose
 from runtime.engines import keyword_index_opener
@@ -163,11 +164,21 @@ def build_app(
     clock = Clock()
     ranking = _config_file(settings).get("ranking")
     service, reads = compose(
-        uow_factory, clock, indexer, semantic, ranking, GitBacklogSource.open, upkeep
+        uow_factory, clock, indexer, semantic, ranking, _open_git_source, upkeep
     )
     return App(
         settings, engine, service, clock, uow_factory, indexer, semantic, reads, upkeep, wrote
     )
+
+
+def _open_git_source(
+    source: str, *, cache_dir: Path | None = None
+) -> AbstractContextManager[BacklogSource]:
+    """``GitBacklogSource.open``, imported on the first ingest: GitPython costs every other
+    command ~50 ms of start-up."""
+    from ingest.git_source import GitBacklogSource
+
+    return GitBacklogSource.open(source, cache_dir=cache_dir)
 
 
 def _semantic_recall(settings: Settings, plain_uow: Any) -> SemanticRecall | None:
