@@ -29,8 +29,8 @@ mapping). The result, with the line or field that said so, is version metadata: 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
 
 from ingest.references import names_index, resolve_reference
 
@@ -82,6 +82,7 @@ _TITLE_MARK = re.compile(
     r"(?:^[\[(](?P<lead>[A-Za-z-]+)[\])]|[\[(][\s_*]*(?P<tail>[A-Za-z-]+)(?:\s+by\b(?P<by>[^\])]*))?"
     r"[\s_*]*[\])][\s_*]*$)"
 )
+_BANNER = re.compile(r"([A-Za-z-]+)\W*(\(|:|\.|by\b|—|–|$)", re.I)
 _LIST_ITEM = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
 _WORD = re.compile(r"[a-z][a-z-]*")
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
@@ -159,73 +160,172 @@ def derive(
     content: str,
     vocabulary: Mapping[str, str] = VOCABULARY,
 ) -> Lifecycle:
-    """The lifecycle a document states in its front matter (first) or near its top."""
+    """The lifecycle a document states in its front matter (first) or near its top: each top
+    line is offered to the :data:`CONVENTIONS` in order until one claims it; the title's mark
+    counts only when nothing else said a state."""
+    reading = _from_front(front, _top_lines(content), vocabulary)
+    for i, raw in enumerate(reading.lines):
+        line = _MARKUP.sub("", raw).strip()
+        if line:
+            _read_line(reading, i, raw, line)
+    if reading.state is None and reading.marked is not None:
+        reading.state, reading.evidence = reading.marked
+    return Lifecycle(
+        reading.state,
+        reading.evidence,
+        tuple(dict.fromkeys(reading.supersedes)),
+        tuple(dict.fromkeys(reading.superseded_by)),
+    )
+
+
+@dataclass
+class _Reading:
+    """What :func:`derive` has read so far (the conventions add to it, line by line)."""
+
+    lines: list[str]
+    vocabulary: Mapping[str, str]
     state: str | None = None
     evidence: str | None = None
-    supersedes: list[str] = [str(x) for x in _as_list(front.get("supersedes"))]
-    superseded_by: list[str] = [str(x) for x in _as_list(front.get("superseded_by"))]
+    supersedes: list[str] = field(default_factory=list)
+    superseded_by: list[str] = field(default_factory=list)
+    titled: bool = False
+    marked: tuple[str, str] | None = None  # the title's mark: the weakest statement
+
+
+def _from_front(
+    front: Mapping[str, object], lines: list[str], vocabulary: Mapping[str, str]
+) -> _Reading:
+    """The reading front matter starts: ``status`` (its first word), else ``superseded_by``
+    (superseded), and the ``supersedes`` / ``superseded_by`` references."""
+    reading = _Reading(
+        lines,
+        vocabulary,
+        supersedes=[str(x) for x in _as_list(front.get("supersedes"))],
+        superseded_by=[str(x) for x in _as_list(front.get("superseded_by"))],
+    )
     status = front.get("status")
     if isinstance(status, str) and status.strip():
-        state = state_of(status, vocabulary)
-        evidence = f"front matter status: {status.strip()}"[:200] if state else None
-    if superseded_by and state is None:
-        state, evidence = SUPERSEDED, "front matter superseded_by"
-    lines = _top_lines(content)
-    titled = False
-    marked: tuple[str, str] | None = None  # the title's mark: the weakest statement
-    for i, raw in enumerate(lines):
-        line = _MARKUP.sub("", raw).strip()
-        if not line:
+        reading.state = state_of(status, vocabulary)
+        if reading.state:
+            reading.evidence = f"front matter status: {status.strip()}"[:200]
+    if reading.superseded_by and reading.state is None:
+        reading.state, reading.evidence = SUPERSEDED, "front matter superseded_by"
+    return reading
+
+
+def _read_line(reading: _Reading, i: int, raw: str, line: str) -> None:
+    """Offers top line ``i`` (``raw``; ``line`` without its markup) to the conventions in order,
+    until one claims it."""
+    for convention in CONVENTIONS:
+        if convention.while_undecided and reading.state is not None:
             continue
-        if raw.startswith("#") and not titled:  # the title: a lifecycle word may mark it
-            titled = True
-            found, refs = _title_mark(line, vocabulary)
-            superseded_by += refs
-            if found is not None:
-                marked = (found, raw[:200])
-            continue
-        if match := _SUPERSEDES.match(line) or _THIS_SUPERSEDES.match(line):
-            named = references(match.group("refs"))
-            if not named and not match.group("refs").strip():  # "…supersedes:" then a list
-                for item in lines[i + 1 : i + 11]:
-                    listed = _LIST_ITEM.sub("", item)
-                    if listed == item:
-                        break
-                    named += references(listed)
-            supersedes += named
-            continue
-        if match := _SUPERSEDED_BY.match(line):
-            superseded_by += references(match.group("refs"))
-            if state is None:
-                state, evidence = SUPERSEDED, raw[:200]
-            continue
-        if state is not None:
-            continue
-        if match := _STATUS.match(line):
-            found = state_of(match.group("value"), vocabulary)
-            if found is not None:
-                state, evidence = found, raw[:200]
-            continue
-        if _STATUS_HEADING.match(raw) and i + 1 < len(lines):
-            found = state_of(lines[i + 1], vocabulary)
-            if found is not None:
-                state, evidence = found, f"{raw} {lines[i + 1]}"[:200]
-            continue
-        if raw.startswith(">") or raw.startswith(("**", "__", "\u26a0")):
-            # a banner: its first word is a lifecycle word, followed by ':', '(', 'by', '.'
-            banner = re.match(r"([A-Za-z-]+)\W*(\(|:|\.|by\b|—|–|$)", line, re.I)
-            if banner and vocabulary.get(banner.group(1).lower()) == SUPERSEDED:
-                state, evidence = SUPERSEDED, raw[:200]
-                if match := re.search(r"\bby\b(.*)$", line, re.I):
-                    superseded_by += references(match.group(1))
-    if state is None and marked is not None:
-        state, evidence = marked
-    return Lifecycle(
-        state,
-        evidence,
-        tuple(dict.fromkeys(supersedes)),
-        tuple(dict.fromkeys(superseded_by)),
-    )
+        if convention.read(reading, i, raw, line):
+            return
+
+
+def _title(reading: _Reading, i: int, raw: str, line: str) -> bool:
+    """The first heading is the title, read only for a lifecycle mark (``(superseded)``,
+    ``_(Archived)_``, ``[DEPRECATED] …``, ``(superseded by 714)``)."""
+    if not raw.startswith("#") or reading.titled:
+        return False
+    reading.titled = True
+    found, refs = _title_mark(line, reading.vocabulary)
+    reading.superseded_by += refs
+    if found is not None:
+        reading.marked = (found, raw[:200])
+    return True
+
+
+def _supersedes(reading: _Reading, i: int, raw: str, line: str) -> bool:
+    """``Supersedes: 432, parts of 367`` or ``This document … supersedes …`` (maybe followed
+    by a list): what this document replaces (nothing of its own state)."""
+    match = _SUPERSEDES.match(line) or _THIS_SUPERSEDES.match(line)
+    if match is None:
+        return False
+    named = references(match.group("refs"))
+    if not named and not match.group("refs").strip():  # "…supersedes:" then a list
+        for item in reading.lines[i + 1 : i + 11]:
+            listed = _LIST_ITEM.sub("", item)
+            if listed == item:
+                break
+            named += references(listed)
+    reading.supersedes += named
+    return True
+
+
+def _superseded_by(reading: _Reading, i: int, raw: str, line: str) -> bool:
+    """``Superseded by: …`` / ``Replaced by …``: superseded (unless a state was already said),
+    and by what (always)."""
+    match = _SUPERSEDED_BY.match(line)
+    if match is None:
+        return False
+    reading.superseded_by += references(match.group("refs"))
+    if reading.state is None:
+        reading.state, reading.evidence = SUPERSEDED, raw[:200]
+    return True
+
+
+def _status_line(reading: _Reading, i: int, raw: str, line: str) -> bool:
+    """``Status: Deprecated``, ``**Status:** …``, ``Status – superseded (…)``: the value's first
+    word (a line that is a status line but states nothing known is still claimed)."""
+    match = _STATUS.match(line)
+    if match is None:
+        return False
+    found = state_of(match.group("value"), reading.vocabulary)
+    if found is not None:
+        reading.state, reading.evidence = found, raw[:200]
+    return True
+
+
+def _status_heading(reading: _Reading, i: int, raw: str, line: str) -> bool:
+    """``## Status`` then the value on the next line (ADR style)."""
+    if not _STATUS_HEADING.match(raw) or i + 1 >= len(reading.lines):
+        return False
+    value = reading.lines[i + 1]
+    found = state_of(value, reading.vocabulary)
+    if found is not None:
+        reading.state, reading.evidence = found, f"{raw} {value}"[:200]
+    return True
+
+
+def _banner(reading: _Reading, i: int, raw: str, line: str) -> bool:
+    """A quote or bold banner whose first word is a superseded word, followed by ``:``, ``(``,
+    ``by``, ``.``, a dash or nothing (``> **DEPRECATED**: …``, ``> **⚠️ SUPERSEDED BY [435]…**``);
+    ``by …`` names the replacement."""
+    if not raw.startswith((">", "**", "__", "\u26a0")):
+        return False
+    banner = _BANNER.match(line)
+    if not banner or reading.vocabulary.get(banner.group(1).lower()) != SUPERSEDED:
+        return False
+    reading.state, reading.evidence = SUPERSEDED, raw[:200]
+    if match := re.search(r"\bby\b(.*)$", line, re.I):
+        reading.superseded_by += references(match.group(1))
+    return True
+
+
+@dataclass(frozen=True)
+class Convention:
+    """One way documents state their lifecycle near the top."""
+
+    name: str
+    read: Callable[[_Reading, int, str, str], bool]
+    """Reads top line ``i`` (raw, and without markup) into the reading; ``True``: the line was
+    this convention's, no later one is offered it."""
+    while_undecided: bool = False
+    """Offered lines only while no state has been said (the first statement of a state wins)."""
+
+
+CONVENTIONS: tuple[Convention, ...] = (
+    Convention("title", _title),
+    Convention("supersedes", _supersedes),
+    Convention("superseded by", _superseded_by),
+    Convention("status line", _status_line, while_undecided=True),
+    Convention("status heading", _status_heading, while_undecided=True),
+    Convention("banner", _banner, while_undecided=True),
+)
+"""The conventions, in the order each top line is offered to them. The order matters where two
+could claim one line: the first heading is the title (a ``# Status: Deprecated`` heading states
+nothing), and a ``Superseded by`` line names its replacement even after a state was said."""
 
 
 def _title_mark(title: str, vocabulary: Mapping[str, str]) -> tuple[str | None, list[str]]:

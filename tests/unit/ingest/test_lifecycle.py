@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.lifecycle import derive, references, state_of
+from ingest.lifecycle import CONVENTIONS, derive, references, state_of
 from ingest.references import resolve_reference
 
 
@@ -100,3 +100,48 @@ def test_references_resolve_by_each_rule() -> None:
     assert resolve_reference("432", "q.md", paths) == "backlog/432-modes.md"
     assert resolve_reference("x.md", "q.md", paths) is None  # ambiguous
     assert resolve_reference("missing.md", "q.md", paths) is None
+
+
+EACH_CONVENTION = {
+    "title": ("# X (superseded by 714)\n", "superseded", "# X (superseded by 714)", (), ("714",)),
+    "supersedes": ("# T\n\nReplaces: [a](a.md), 12\n", None, None, ("a.md", "12"), ()),
+    "superseded by": ("# T\n\nReplaced by 650\n", "superseded", "Replaced by 650", (), ("650",)),
+    "status line": ("# T\n\nStatus - active\n", "current", "Status - active", (), ()),
+    "status heading": ("# T\n\n## Status\n\nProposed\n", "draft", "## Status Proposed", (), ()),
+    "banner": ("# T\n\n**Obsolete** by [b](b.md).\n", "superseded", "**Obsolete** by [b](b.md).",
+               (), ("b.md",)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(EACH_CONVENTION))
+def test_each_convention_states_what_it_recognises(name: str) -> None:
+    body, state, evidence, supersedes, superseded_by = EACH_CONVENTION[name]
+    found = derive({}, body)
+    assert (found.state, found.evidence) == (state, evidence)
+    assert (found.supersedes, found.superseded_by) == (supersedes, superseded_by)
+
+
+def test_the_conventions_are_offered_each_line_in_a_fixed_order() -> None:
+    assert [c.name for c in CONVENTIONS] == list(EACH_CONVENTION)
+    undecided = [c.name for c in CONVENTIONS if c.while_undecided]
+    assert undecided == ["status line", "status heading", "banner"]
+
+
+def test_the_first_heading_is_the_title_before_anything_else() -> None:
+    # read by a later convention, these would state a lifecycle; as the title they state nothing
+    assert derive({}, "# Status: Deprecated\n").state is None
+    assert derive({}, "# Superseded by 714\n").superseded_by == ()
+    # the same lines after the title do
+    assert derive({}, "# T\n\n## Status: Deprecated\n").state == "superseded"
+    assert derive({}, "# T\n\n## Superseded by 714\n").superseded_by == ("714",)
+
+
+def test_the_first_stated_state_wins_but_replacements_are_always_named() -> None:
+    first = derive({}, "# T\n\n**Status:** Draft\n\n**Status:** Accepted\n")
+    assert (first.state, first.evidence) == ("draft", "**Status:** Draft")
+    banner = derive({}, "# T\n\nStatus: Accepted\n\n> **DEPRECATED**: superseded by 9.\n")
+    assert (banner.state, banner.superseded_by) == ("current", ())
+    named = derive({}, "# T\n\n**Status:** Accepted\n\nSuperseded by: 650\n")
+    assert (named.state, named.superseded_by) == ("current", ("650",))
+    by_front = derive({"status": "draft"}, "# T\n\nStatus: Accepted\n")
+    assert (by_front.state, by_front.evidence) == ("draft", "front matter status: draft")
