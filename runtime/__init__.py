@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,8 @@ CLOSE_WAIT = 10.0
 log = logging.getLogger("ameide.index")
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
     from service import ports
     from service.core import UnitOfWork
     from storage.store import Store
@@ -62,7 +65,7 @@ class App:
     manages besides calling operations (the clock, transactions, the derived indexes)."""
 
     settings: Settings
-    engine: Any
+    engine: Engine  # the database's (``storage.db.make_engine``)
     service: MemoryService
     clock: Clock
     uow: UowFactory
@@ -181,7 +184,9 @@ def _open_git_source(
     return GitBacklogSource.open(source, cache_dir=cache_dir)
 
 
-def _semantic_recall(settings: Settings, plain_uow: Any) -> SemanticRecall | None:
+def _semantic_recall(
+    settings: Settings, plain_uow: Callable[..., SqlAlchemyUnitOfWork]
+) -> SemanticRecall | None:
     """Semantic recall unless switched off (``AMEIDE_SEMANTIC=off``). Its packages are main
     dependencies; an install that lacks them reads by keywords alone, and ``on`` insists (an
     error without them)."""

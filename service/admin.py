@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from domain.audit import GLOBAL_CHAIN
@@ -23,7 +24,7 @@ from domain.permissions import (
 from domain.repository import Repository
 from domain.values import Classification, RepoRef, new_id, parse_scope, validate_principal
 from service.authz import Caller, Permission
-from service.core import repo_key
+from service.core import UnitOfWork, repo_key
 from service.kernel import Kernel
 from service.tokens import TokenRegistry
 from service.views import iso
@@ -36,7 +37,7 @@ class Admin:
         self.k = k
         self._tokens = tokens
 
-    def _require_admin_over(self, uow: Any, caller: Caller, scope: str) -> Permission:
+    def _require_admin_over(self, uow: UnitOfWork, caller: Caller, scope: str) -> Permission:
         if len(scope.split("/")) == 3:
             return self.k.gate.repository(uow, caller, scope, Action.ADMIN)
         perm = self.k.gate.permission(uow, caller, scope)
@@ -150,13 +151,13 @@ class Admin:
 
     def _write_grant(
         self,
-        uow: Any,
+        uow: UnitOfWork,
         caller: Caller,
         principal: str,
         role: Role,
         scope: str,
         level: Classification,
-    ) -> Any:
+    ) -> datetime:
         at = self.k.clock.now()
         uow.store.upsert_grant(
             GrantRecord(
@@ -245,7 +246,9 @@ class Admin:
             return grants + [delegation_row(d) for d in uow.store.delegations_on(scope)]
 
     # -- delegations: who may act for whom ---------------------------------------------------
-    def _may_delegate(self, uow: Any, caller: Caller, subject: str, scope: str, verb: str) -> None:
+    def _may_delegate(
+        self, uow: UnitOfWork, caller: Caller, subject: str, scope: str, verb: str
+    ) -> None:
         """Only an admin of the scope, or the subject itself (acting for nobody), decides who
         may act for the subject there."""
         if subject == caller.principal_id and caller.on_behalf_of is None:
@@ -282,7 +285,7 @@ class Admin:
         }
 
     def _delegation_event(
-        self, uow: Any, caller: Caller, event_type: str, d: DelegationRecord
+        self, uow: UnitOfWork, caller: Caller, event_type: str, d: DelegationRecord
     ) -> None:
         self.k.audit.event(
             uow,
