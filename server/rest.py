@@ -38,15 +38,9 @@ from server import (
     rest_publishing,
     rest_read,
 )
+from server.http_limits import BodyLimit, BodyText, JsonBody
 from server.rest_deps import TOOL_ID, RestContext, bearer, known_query_only
-from server.rest_errors import (
-    ERROR_RESPONSES,
-    BodyLimit,
-    BodyText,
-    JsonBody,
-    document_errors_as_400,
-    install_error_handlers,
-)
+from server.rest_errors import ERROR_RESPONSES, document_errors_as_400, install_error_handlers
 from server.rest_observe import Metrics, ObserveMiddleware
 from service.app import MemoryService
 from service.settings import Settings

@@ -34,9 +34,8 @@ from mcp_adapter.settings import McpSettings
 from server.grpc_calls import Behavior, current_call, wrap_unary
 from server.grpc_server import create_grpc_server
 from server.http_guard import HostGuard, HostPolicy
-from server.http_limits import limited_h11
+from server.http_limits import BodyLimit, BodyText, limited_h11
 from server.rest import create_app
-from server.rest_errors import BodyLimit, BodyText
 from server.rest_observe import Metrics, log_request
 from service.app import MemoryService
 from service.settings import Settings
