@@ -187,3 +187,34 @@ def test_get_on_the_stateless_mcp_endpoint_is_405_and_clients_carry_on(world: Wo
         assert got.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
         anyio.run(main, f"{base}/mcp")
     assert "memory.propose" in listed
+
+
+# 4. POST /v1/context's ``principal`` block: the schema states the rule the service enforces.
+
+
+def test_the_context_principal_field_documents_and_keeps_its_rule(live: Live) -> None:
+    w = live.world
+    schemas = live.call("GET", "/openapi.json", None).json()["components"]["schemas"]
+    principal = schemas["ReadRequest"]["properties"]["principal"]
+    block = schemas[principal["$ref"].rsplit("/", 1)[1]]
+    assert "narrows" in block["description"].lower()
+    rule = block["properties"]["principal_id"]["description"]
+    for words in ("caller's own", "on_behalf_of", "400 INVALID_ARGUMENT", "principal.principal_id"):
+        assert words in rule, rule
+    assert "principal.on_behalf_of" in block["properties"]["on_behalf_of"]["description"]
+    assert "subset" in block["properties"]["roles"]["description"]
+    keys = ("tenant_id", "organization_id", "repository_id")
+    scope = dict(zip(keys, w.repo.split("/"), strict=True))
+    body = {"scope": scope, "query": "testing"}
+    own = {**body, "principal": {"principal_id": w.agent.principal_id}}
+    assert live.call("POST", "/v1/context", w.agent, json=own).status_code == 200
+    other = {**body, "principal": {"principal_id": w.curator.principal_id}}
+    refused = live.call("POST", "/v1/context", w.agent, json=other)
+    assert refused.status_code == 400, refused.text
+    error = refused.json()["error"]
+    assert (error["code"], error["details"]["field"]) == (
+        "INVALID_ARGUMENT",
+        "principal.principal_id",
+    )
+    assert w.agent.principal_id in error["message"]
+    assert "on_behalf_of" in error["message"]
