@@ -11,11 +11,13 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from mcp import Client
 
 from mcp_adapter.http import create_http_app
+from mcp_adapter.server import MemoryMcp
 from server.rest import create_app
 from tests.conftest import World
-from tests.e2e.mcp_harness import error_of, http_session
+from tests.e2e.mcp_harness import error_of, error_text, http_session, structured
 from tests.e2e.rest_harness import running, tokens_for
 
 
@@ -218,3 +220,51 @@ def test_the_context_principal_field_documents_and_keeps_its_rule(live: Live) ->
     )
     assert w.agent.principal_id in error["message"]
     assert "on_behalf_of" in error["message"]
+
+
+# 8. MCP refuses a value of another JSON type than its schema says, as REST does.
+
+MISTYPED = [
+    ("memory.search", {"max_items": "2"}, "max_items"),
+    ("memory.search", {"include_evidence": "yes"}, "include_evidence"),
+    ("memory.get_context", {"max_items": "2"}, "max_items"),
+    ("memory.get_context", {"include_evidence": 1}, "include_evidence"),
+    ("memory.get_context", {"max_chars": True}, "max_chars"),
+    ("memory.explain", {"expand_hops": "1"}, "expand_hops"),
+]
+
+
+def test_mcp_refuses_strings_for_integers_and_booleans_like_rest(live: Live) -> None:
+    w = live.world
+    element, _ = w.canonical()
+    found: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with Client(MemoryMcp(w.svc, lambda ctx: w.agent).server()) as client:
+            for tool, wrong, _ in MISTYPED:
+                args = {"repository": w.repo, "query": "testing", **wrong}
+                found[f"{tool} {wrong}"] = await client.call_tool(tool, args)
+            found["expand"] = await client.call_tool(
+                "memory.expand", {"element_id": element, "hops": "1"}
+            )
+            found["ok"] = await client.call_tool(
+                "memory.search",
+                {"repository": w.repo, "query": "testing", "max_items": 2,
+                 "include_evidence": False},
+            )  # fmt: skip
+
+    anyio.run(main)
+    for tool, wrong, field in MISTYPED:
+        text = error_text(found[f"{tool} {wrong}"])
+        assert text.startswith(f"INVALID_ARGUMENT: invalid arguments for {tool}"), text
+        assert field in text, text
+    assert "hops" in error_text(found["expand"])
+    assert structured(found["ok"])["context_id"]
+    scope = dict(
+        zip(("tenant_id", "organization_id", "repository_id"), w.repo.split("/"), strict=True)
+    )
+    for wrong in ({"budget": {"max_items": "2"}}, {"include_evidence": "yes"}):
+        refused = live.call(
+            "POST", "/v1/context", w.agent, json={"scope": scope, "query": "t", **wrong}
+        )
+        assert refused.status_code == 400, refused.text
