@@ -125,6 +125,13 @@ def _show_opened(r: dict[str, Any]) -> None:
         else f"of a new element {r['title']!r}"
     )
     output.line(f"opened proposal {r['proposal_id']}: {r['change_kind']} {target}{replay}")
+    if r.get("stale"):  # opened, but no curator can accept it as it is
+        element, head = r["target_element_id"], r["current_head_version_id"]
+        output.line(
+            f"stale: {element} changed since {r['target_version_id']}; its head is {head}. "
+            f"Next: read it again (ameide element show {element}) and propose against {head}, "
+            f"or have a curator rebase it (ameide rebase {r['proposal_id']})."
+        )
 
 
 @proposal_app.command("list")
