@@ -29,6 +29,7 @@ from mcp_types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    ContentBlock,
     GetPromptRequestParams,
     GetPromptResult,
     ListPromptsResult,
@@ -312,7 +313,9 @@ def _resource(repo: str, e: dict[str, Any]) -> Resource:
 def _success(result: Any, hint: str | None = None) -> CallToolResult:
     """The result as structured content and as JSON text; a hint (what to do next) follows as
     a text block of its own."""
-    content = [TextContent(type="text", text=json.dumps(result, ensure_ascii=False))]
+    content: list[ContentBlock] = [
+        TextContent(type="text", text=json.dumps(result, ensure_ascii=False))
+    ]
     if hint:
         content.append(TextContent(type="text", text=hint))
     return CallToolResult(content=content, structured_content=result)
