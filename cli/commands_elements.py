@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from cli import output
+from cli.completion import complete_element
 from cli.inputs import parse_instant, read_body, read_json_object
 from cli.options import (
     AsOf,
@@ -26,7 +27,12 @@ PANEL = "Knowledge"
 element_app = typer.Typer(help="Canonical elements and their versions.", no_args_is_help=True)
 relationship_app = typer.Typer(help="Relationships between elements.", no_args_is_help=True)
 
-ElementId = Annotated[str, typer.Argument(metavar="ELEMENT_ID", help="The element (el_…).")]
+ElementId = Annotated[
+    str,
+    typer.Argument(
+        metavar="ELEMENT_ID", help="The element (el_…).", autocompletion=complete_element
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from cli import output
+from cli.completion import complete_element, complete_proposal, complete_status
 from cli.errors import exit_code_of
 from cli.inputs import parse_instant, read_body, read_json_object
 from cli.options import (
@@ -26,7 +27,12 @@ PANEL = "Curation"
 
 proposal_app = typer.Typer(help="The proposal queue.", no_args_is_help=True)
 
-ProposalId = Annotated[str, typer.Argument(metavar="PROPOSAL_ID", help="The proposal (prop_…).")]
+ProposalId = Annotated[
+    str,
+    typer.Argument(
+        metavar="PROPOSAL_ID", help="The proposal (prop_…).", autocompletion=complete_proposal
+    ),
+]
 Summary = Annotated[str, typer.Option("--summary", help="One-line summary of the change.")]
 
 
@@ -47,7 +53,12 @@ def propose(
     summary: Summary,
     element: Annotated[
         str | None,
-        typer.Option("--element", metavar="ELEMENT_ID", help="UPDATE: the element to change."),
+        typer.Option(
+            "--element",
+            metavar="ELEMENT_ID",
+            help="UPDATE: the element to change.",
+            autocompletion=complete_element,
+        ),
     ] = None,
     target_version: Annotated[
         str | None,
@@ -125,6 +136,13 @@ def _show_opened(r: dict[str, Any]) -> None:
         else f"of a new element {r['title']!r}"
     )
     output.line(f"opened proposal {r['proposal_id']}: {r['change_kind']} {target}{replay}")
+    if r.get("stale"):  # opened, but no curator can accept it as it is
+        element, head = r["target_element_id"], r["current_head_version_id"]
+        output.line(
+            f"stale: {element} changed since {r['target_version_id']}; its head is {head}. "
+            f"Next: read it again (ameide element show {element}) and propose against {head}, "
+            f"or have a curator rebase it (ameide rebase {r['proposal_id']})."
+        )
 
 
 @proposal_app.command("list")
@@ -134,12 +152,19 @@ def proposal_list(
     status: Annotated[
         str | None,
         typer.Option(
-            "--status", help="OPEN, ACCEPTED, REJECTED, REBASED or WITHDRAWN (default: all)."
+            "--status",
+            help="OPEN, ACCEPTED, REJECTED, REBASED or WITHDRAWN (default: all).",
+            autocompletion=complete_status,
         ),
     ] = None,
     element: Annotated[
         str | None,
-        typer.Option("--element", metavar="ELEMENT_ID", help="Only proposals for this element."),
+        typer.Option(
+            "--element",
+            metavar="ELEMENT_ID",
+            help="Only proposals for this element.",
+            autocompletion=complete_element,
+        ),
     ] = None,
     proposer: Annotated[
         str | None,
@@ -186,23 +211,29 @@ def proposal_list(
     s.emit(rows, lambda r: _show_queue(r, more=limit is not None and len(r) == limit))
 
 
+QUEUE_COLUMNS = [
+    ("proposal_id", "proposal"),
+    ("status", "status"),
+    ("change_kind", "kind"),
+    ("stale", "stale"),
+    ("has_conflicts", "conflicts"),
+    ("target_element_id", "target"),
+    ("target_version_id", "pinned"),
+    ("proposed_by.actor_id", "by"),
+    ("created_at", "created at"),
+    ("summary", "summary"),
+]
+
+
 def _show_queue(rows: list[dict[str, Any]], *, more: bool) -> None:
-    output.table(
-        rows,
-        [
-            ("proposal_id", "proposal"),
-            ("status", "status"),
-            ("change_kind", "kind"),
-            ("stale", "stale"),
-            ("has_conflicts", "conflicts"),
-            ("target_element_id", "target"),
-            ("target_version_id", "pinned"),
-            ("proposed_by.actor_id", "by"),
-            ("created_at", "created at"),
-            ("summary", "summary"),
-        ],
-        empty="no proposals",
-    )
+    """A table in a terminal; piped, one tab-separated line per proposal (no header, every
+    value whole, in the table's column order) with the paging hint on stderr."""
+    if not output.is_terminal():
+        output.tsv(rows, [key for key, _ in QUEUE_COLUMNS])
+        if more:
+            output.note(f"more: --cursor {rows[-1]['proposal_id']}")
+        return
+    output.table(rows, QUEUE_COLUMNS, empty="no proposals")
     if more:
         output.line(f"more: --cursor {rows[-1]['proposal_id']}", style="dim")
 

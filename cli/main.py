@@ -7,6 +7,7 @@ prints the result. Failures become one line on stderr and an exit code from the 
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from collections.abc import Sequence
@@ -70,6 +71,7 @@ class AmeideGroup(TyperGroup):
         **extra: Any,
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
+        _summaries_on_one_line(self)
         state = CliState()
         extra["obj"] = state
         try:
@@ -112,6 +114,17 @@ class AmeideGroup(TyperGroup):
             os.dup2(devnull, sys.stdout.fileno())  # the exit flush must not fail again
             os.close(devnull)
             return EXIT_OK
+
+
+def _summaries_on_one_line(command: Any) -> None:
+    """A command's help as one paragraph per blank-line-separated block: Typer's rich help
+    keeps a docstring's single line breaks in a group's command list, where the wrapped
+    summary then broke mid-sentence (``whoami``) and lost the words past the cell's width."""
+    if command.help:
+        paragraphs = inspect.cleandoc(command.help).split("\n\n")
+        command.help = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+    for sub in getattr(command, "commands", {}).values():
+        _summaries_on_one_line(sub)
 
 
 def _require_text_arguments(root: Any, argv: list[str]) -> None:

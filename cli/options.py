@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from cli.completion import complete_repository
+
 JsonFlag = Annotated[
     bool,
     typer.Option(
@@ -16,7 +18,12 @@ JsonFlag = Annotated[
 ]
 Repo = Annotated[
     str,
-    typer.Option("--repo", metavar="TENANT/ORG/REPO", help="The repository, as TENANT/ORG/REPO."),
+    typer.Option(
+        "--repo",
+        metavar="TENANT/ORG/REPO",
+        help="The repository, as TENANT/ORG/REPO.",
+        autocompletion=complete_repository,
+    ),
 ]
 BodyFile = Annotated[
     str,

@@ -169,6 +169,25 @@ def table(
     console.print(tbl)
 
 
+def is_terminal() -> bool:
+    """Whether stdout is a terminal (a person reads it) rather than a pipe or a file."""
+    return sys.stdout.isatty()
+
+
+def tsv(rows: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> None:
+    """One line per row, its ``keys``' values separated by tabs, never cut nor wrapped (for
+    ``cut``, ``awk`` and ``while read``); a tab or newline inside a value is escaped."""
+    for row in rows:
+        sys.stdout.write("\t".join(show(pick(row, key)) for key in keys) + "\n")
+    sys.stdout.flush()
+
+
+def note(text: str) -> None:
+    """A line for the person at the terminal, on stderr (stdout stays data)."""
+    sys.stderr.write(printable(text) + "\n")
+    sys.stderr.flush()
+
+
 def _records(cells: Sequence[Sequence[str]], headers: Sequence[str]) -> None:
     """Rows as blocks of aligned ``header  value`` lines (a table too wide for the terminal)."""
     for n, row_cells in enumerate(cells):

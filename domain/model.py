@@ -297,19 +297,47 @@ def _is_marker(line: str, marker: str) -> bool:
     return line == marker or line.startswith(marker + " ")
 
 
-def has_conflict_markers(body: str) -> bool:
-    """True when a body still carries a standard merge conflict block.
-
-    A block is ``<<<<<<<``, ``=======`` and ``>>>>>>>`` lines in that order; a lone ``=======``
-    is an ordinary markdown heading underline, not a conflict.
-    """
-    stage = 0
-    for line in body.split("\n"):
-        if stage < len(CONFLICT_MARKERS) and _is_marker(line, CONFLICT_MARKERS[stage]):
+def conflict_hunks(body: str) -> list[tuple[int, int]]:
+    """The conflict blocks of a body, each as its first and last line (1-based, inclusive):
+    ``<<<<<<<``, then ``=======``, then ``>>>>>>>``, in that order. A lone ``=======`` is an
+    ordinary markdown heading underline, not a conflict."""
+    hunks: list[tuple[int, int]] = []
+    stage, start = 0, 0
+    for number, line in enumerate(body.split("\n"), 1):
+        if _is_marker(line, CONFLICT_MARKERS[stage]):
+            start = number if stage == 0 else start
             stage += 1
             if stage == len(CONFLICT_MARKERS):
-                return True
-    return False
+                hunks.append((start, number))
+                stage = 0
+    return hunks
+
+
+def has_conflict_markers(body: str) -> bool:
+    """True when a body still carries a standard merge conflict block (:func:`conflict_hunks`)."""
+    return bool(conflict_hunks(body))
+
+
+MAX_REPORTED_HUNKS = 20
+"""At most this many hunks are listed in a PROPOSAL_HAS_CONFLICTS error (the count is exact)."""
+
+
+def conflicted(proposal_id: str, body: str | None) -> ProposalConflicted:
+    """The refusal to accept a proposal with conflicts; with its ``body``, the details say how
+    many hunks conflict and where: ``{"conflicts": N, "hunks": [{"start_line", "end_line"}]}``
+    (lines of the proposal's body, 1-based, markers included)."""
+    message = f"proposal {proposal_id} has merge conflicts; revise it with a clean body first"
+    hunks = conflict_hunks(body or "")
+    if not hunks:
+        return ProposalConflicted(message)
+    listed = [{"start_line": a, "end_line": b} for a, b in hunks[:MAX_REPORTED_HUNKS]]
+    lines = ", ".join(f"{a}-{b}" for a, b in hunks[:MAX_REPORTED_HUNKS])
+    found = f"{len(hunks)} conflicting hunk{'s' if len(hunks) != 1 else ''} at lines {lines}"
+    return ProposalConflicted(
+        f"proposal {proposal_id} has merge conflicts ({found}); revise it with a clean body first",
+        conflicts=len(hunks),
+        hunks=listed,
+    )
 
 
 @dataclass
@@ -363,8 +391,9 @@ class Proposal:
                 status=self.status.value,
             )
 
-    def ensure_acceptable(self, head_version_id: str | None) -> None:
-        """Only an OPEN, fresh, conflict-free proposal can be accepted."""
+    def ensure_acceptable(self, head_version_id: str | None, body: str | None = None) -> None:
+        """Only an OPEN, fresh, conflict-free proposal can be accepted. ``body`` (the
+        proposal's current body) names the conflicting hunks in the refusal."""
         self.ensure_open()
         if self.is_stale(head_version_id):
             raise StaleProposal(
@@ -374,10 +403,7 @@ class Proposal:
                 current_head_version_id=head_version_id,
             )
         if self.has_conflicts:
-            raise ProposalConflicted(
-                f"proposal {self.proposal_id} has merge conflicts; "
-                "revise it with a clean body first"
-            )
+            raise conflicted(self.proposal_id, body)
 
     def close(self, status: ProposalStatus, at: datetime, by: str) -> None:
         """Move an OPEN proposal to a terminal status."""

@@ -14,7 +14,8 @@
     anything else         500  INTERNAL                1  INTERNAL (a bug)
 
 A subclass takes its nearest listed ancestor's row (:func:`rule_for`); the MCP advice alone is
-finer (a stale proposal and a conflicted one say what to do next). Every failure, on every
+finer (a stale proposal and a conflicted one say what to do next, and a NOT_FOUND what kind of id
+it missed: :func:`advice_for`). Every failure, on every
 surface that sends JSON, has the body ``{"error": {"code", "message", "details"}}``
 (:func:`error_body`); gRPC sends the code and details as trailing metadata instead.
 """
@@ -114,6 +115,22 @@ ERROR_TABLE: Mapping[type[AmeideError], ErrorRule] = {
 }
 """Error class → its rule; a class not listed takes its nearest listed ancestor's."""
 
+NOT_FOUND_ADVICE: Mapping[str, str] = {
+    "repository": "it does not exist or you may not read it; memory.health lists the "
+    "repositories you may read: use one of those (TENANT/ORG/REPO) as repository",
+    "organization": "it does not exist or you may not read it; memory.health lists the "
+    "repositories you may read: use one of those, or its TENANT/ORG",
+    "context_id": "it does not exist or is not yours (a context is readable by the principal "
+    "that read it and by auditors); use the context_id memory.get_context returned to you, or "
+    "call memory.get_context again for a new one",
+    "proposal_id": "it does not exist or you may not read it; use the proposal_id "
+    "memory.propose returned to you",
+    "baseline_id": "it does not exist or you may not read it; check the id, or leave it out "
+    "to read the published baseline",
+}
+"""The advice of a NOT_FOUND by the kind of id it names (its details' key): searching finds
+elements and versions, not repositories, contexts, proposals or baselines."""
+
 INTERNAL = ErrorRule(500, "INTERNAL", 1, "report this error to the operator")
 """The rule of anything the table does not know: a bug."""
 
@@ -129,6 +146,16 @@ def rule_for(error: AmeideError | type[AmeideError]) -> ErrorRule:
         if base in ERROR_TABLE:
             return ERROR_TABLE[base]
     return INTERNAL
+
+
+def advice_for(error: AmeideError) -> str:
+    """What an agent should do next: the error's rule's advice, made finer for a NOT_FOUND by
+    the kind of id it names (:data:`NOT_FOUND_ADVICE`)."""
+    if isinstance(error, NotFound):
+        for key, advice in NOT_FOUND_ADVICE.items():
+            if key in error.details:
+                return advice
+    return rule_for(error).advice
 
 
 def error_body(code: str, message: str, details: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -17,14 +17,15 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
 from domain.errors import AmeideError, InvalidArgument
-from edge.errors import error_body, json_details, one_line, problems, rule_for
+from edge.errors import advice_for, error_body, json_details, one_line, problems
 
 MAX_PROBLEMS = 5
 
 
 def next_step(error: AmeideError) -> str:
-    """The advice for an error (the one table, nearest class along its MRO)."""
-    return rule_for(error).advice
+    """The advice for an error (the one table, nearest class along its MRO; a NOT_FOUND's by
+    the kind of id it names)."""
+    return advice_for(error)
 
 
 def error_result(code: str, message: str, advice: str, details: dict[str, Any]) -> CallToolResult:

@@ -1,14 +1,18 @@
 """Typed arguments of the MCP tools (their ``inputSchema``), written for a model to fill in.
 
 Limits and defaults come from the service (``service.read_limits``, via ``edge.reading``), so
-the schema an agent sees and the checks the service makes agree. Unknown arguments are refused.
+the schema an agent sees and the checks the service makes agree. Unknown arguments are refused,
+and so is a value of another JSON type than the schema says — ``"2"`` for an integer, ``"yes"``
+or ``1`` for a boolean — exactly as REST refuses it (one strictness on every surface): integers
+are ``service.read_request.JsonInt`` (a JSON integer, never a string or a boolean, as the REST
+read request takes them) and booleans ``StrictBool``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from edge.reading import (
     DEFAULT_HOPS,
@@ -22,6 +26,7 @@ from edge.reading import (
     MAX_ITEMS,
     MAX_NODES,
 )
+from service.read_request import JsonInt
 
 _STRICT = ConfigDict(extra="forbid")
 
@@ -61,22 +66,22 @@ class ReadArgs(BaseModel):
     valid_at: str | None = Field(
         default=None, description="Keep only versions effective at this instant (ISO-8601)."
     )
-    include_evidence: bool = Field(
+    include_evidence: StrictBool = Field(
         default=True, description="Also return ingested evidence (ranked below canonical)."
     )
     detail_level: Literal["titles", "excerpt", "full"] = Field(
         default="excerpt", description="titles (cheapest), excerpt (matching sections) or full."
     )
-    max_items: int = Field(
+    max_items: JsonInt = Field(
         default=DEFAULT_MAX_ITEMS, ge=1, le=MAX_ITEMS, description="At most this many items."
     )
-    max_chars: int = Field(
+    max_chars: JsonInt = Field(
         default=DEFAULT_MAX_CHARS,
         ge=1,
         le=MAX_CHARS,
         description="At most this many characters of context.",
     )
-    expand_hops: int = Field(
+    expand_hops: JsonInt = Field(
         default=DEFAULT_HOPS,
         ge=0,
         le=MAX_HOPS,
@@ -96,11 +101,13 @@ class SearchArgs(BaseModel):
     model_config = _STRICT
     repository: str = Repository
     query: str = Field(description="What to look for, in plain words.")
-    max_items: int = Field(default=10, ge=1, le=MAX_ITEMS, description="At most this many hits.")
+    max_items: JsonInt = Field(
+        default=10, ge=1, le=MAX_ITEMS, description="At most this many hits."
+    )
     selector: Literal["published", "head"] = Field(
         default="published", description="published (approved truth) or head (latest accepted)."
     )
-    include_evidence: bool = Field(default=True, description="Also search ingested evidence.")
+    include_evidence: StrictBool = Field(default=True, description="Also search ingested evidence.")
     as_of: str | None = AsOf
     purpose: str | None = Field(default=None, max_length=500, description="Why you ask.")
 
@@ -121,13 +128,13 @@ class ExpandArgs(BaseModel):
 
     model_config = _STRICT
     element_id: str = Field(description="Start here (el_…).")
-    hops: int = Field(
+    hops: JsonInt = Field(
         default=DEFAULT_NEIGHBOURHOOD_HOPS,
         ge=1,
         le=MAX_HOPS,
         description="How many relationship hops.",
     )
-    max_nodes: int = Field(
+    max_nodes: JsonInt = Field(
         default=DEFAULT_MAX_NODES, ge=1, le=MAX_NODES, description="At most this many nodes."
     )
     relationship_types: list[str] = Field(
@@ -148,8 +155,8 @@ class Span(BaseModel):
 
     model_config = _STRICT
     chunk_key: str | None = None
-    start: int = Field(ge=0, description="Character offset (inclusive).")
-    end: int = Field(ge=1, description="Character offset (exclusive).")
+    start: JsonInt = Field(ge=0, description="Character offset (inclusive).")
+    end: JsonInt = Field(ge=1, description="Character offset (exclusive).")
 
 
 class CitationArg(BaseModel):

@@ -29,6 +29,7 @@ from mcp_types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    ContentBlock,
     GetPromptRequestParams,
     GetPromptResult,
     ListPromptsResult,
@@ -176,7 +177,7 @@ class MemoryMcp:
             caller = self.caller_of(ctx)
             principal = caller.principal_id
             result = await anyio.to_thread.run_sync(spec.run, self.service, caller, args)
-            outcome = _success(result)
+            outcome = _success(result, spec.hint(result) if spec.hint else None)
             status = OK
         except ValidationError as exc:
             outcome, status = errors.from_validation_error(name, exc), "INVALID_ARGUMENT"
@@ -309,8 +310,12 @@ def _resource(repo: str, e: dict[str, Any]) -> Resource:
     )
 
 
-def _success(result: Any) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
-        structured_content=result,
-    )
+def _success(result: Any, hint: str | None = None) -> CallToolResult:
+    """The result as structured content and as JSON text; a hint (what to do next) follows as
+    a text block of its own."""
+    content: list[ContentBlock] = [
+        TextContent(type="text", text=json.dumps(result, ensure_ascii=False))
+    ]
+    if hint:
+        content.append(TextContent(type="text", text=hint))
+    return CallToolResult(content=content, structured_content=result)

@@ -41,6 +41,9 @@ class ToolSpec:
     output: type[BaseModel]
     annotations: ToolAnnotations
     run: Run
+    hint: Callable[[Any], str | None] | None = None
+    """A ``Next:`` line for a result that succeeded but needs acting on (a stale proposal),
+    sent as a text block of its own so it is not buried in the JSON."""
 
     def published_name(self, style: str) -> str:
         """``memory.get_context``, or ``memory_get_context`` for clients that reject dots."""
@@ -110,6 +113,20 @@ def _health(svc: MemoryService, caller: Caller, _: inputs.NoArgs) -> dict[str, A
 def _propose(svc: MemoryService, caller: Caller, a: inputs.ProposeArgs) -> Any:
     given = a.model_dump(exclude_none=True, exclude={"repository"})
     return svc.propose(caller, a.repository, **given)
+
+
+def stale_hint(result: Any) -> str | None:
+    """The next step after opening a proposal that is already stale, or None."""
+    if not isinstance(result, dict) or not result.get("stale"):
+        return None
+    element, head = result.get("target_element_id"), result.get("current_head_version_id")
+    return (
+        f"STALE: proposal {result.get('proposal_id')} is pinned to "
+        f"{result.get('target_version_id')}, but {element} has changed since: its head is "
+        f"{head}. A curator cannot accept it as it is. Next: read the element again with "
+        f"memory.get_element (element_id {element}), merge your change into that body, and "
+        f"propose again with target_version_id {head}."
+    )
 
 
 CITE = (
@@ -217,6 +234,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         outputs.ProposalResult,
         PROPOSE,
         _propose,
+        stale_hint,
     ),
     ToolSpec(
         "memory.health",

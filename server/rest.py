@@ -7,7 +7,8 @@ returns its dict; failures go through the one error table (``edge.errors``, answ
 ``def`` functions, so FastAPI runs the synchronous service in its thread pool.
 
 Outside ``/v1``: ``/healthz`` (the process answers), ``/readyz`` (the database answers and the
-keyword index has caught up), ``/metrics`` (Prometheus), ``/openapi.json`` and ``/docs``, and
+keyword index has caught up), ``/metrics`` (Prometheus), ``/openapi.json``, ``/docs`` and
+``/favicon.ico`` (``server.rest_docs``: Swagger UI from the installed package, no CDN), and
 the curator console under ``/ui`` (``console.app``: server-rendered HTML, its own sign-in).
 Nothing is built at import time.
 """
@@ -34,6 +35,7 @@ from server import (
     rest_admin,
     rest_audit,
     rest_curation,
+    rest_docs,
     rest_knowledge,
     rest_publishing,
     rest_read,
@@ -100,7 +102,7 @@ def create_app(
         version=package_version(),
         description=DESCRIPTION,
         openapi_url="/openapi.json",
-        docs_url="/docs",
+        docs_url=None,  # server.rest_docs serves /docs from the installed assets, not a CDN
         redoc_url=None,
     )
     app.state.ameide = RestContext(service, settings, require_auth)
@@ -113,6 +115,7 @@ def create_app(
         v1.include_router(module.router)
     app.include_router(v1)
     app.include_router(_operations_router(service, metrics, public=metrics_public, workers=workers))
+    rest_docs.install_docs(app)
     app.mount("/ui", create_console(service), name="console")  # the curator console (HTML)
     app.add_middleware(HeadAsGet)  # innermost: the access log and metrics still say HEAD
     app.add_middleware(JsonBody)  # /v1: application/json, one value per key

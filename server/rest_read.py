@@ -26,8 +26,10 @@ NOW = ReplayRequest()
 def read_context(body: ReadRequest, svc: ServiceDep, caller: CallerDep) -> Any:
     """Permission-trimmed, version-pinned context for an agent, stored under ``context_id``.
 
-    ``principal`` in the body can only narrow the authenticated caller (its principal_id must
-    be yours). Give exactly one of ``query``, ``element_ids`` or ``version_ids``.
+    ``principal`` in the body can only narrow the authenticated caller: its ``principal_id``
+    can only be yours (any other is 400 naming ``principal.principal_id``; act for someone else
+    with ``on_behalf_of`` and a delegation grant). Give exactly one of ``query``,
+    ``element_ids`` or ``version_ids``.
     """
     return svc.read_context(caller, body)
 

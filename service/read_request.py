@@ -85,16 +85,42 @@ class Scope(BaseModel):
         return f"{self.tenant_id}/{self.organization_id}"
 
 
+SELF_ONLY = (
+    "Optional, and only ever the authenticated caller's own principal id (the token's, or the "
+    "CLI's/MCP server's principal): it cannot name anyone else — to act for another principal "
+    "use on_behalf_of with a delegation grant. Any other value is refused with 400 "
+    "INVALID_ARGUMENT, details.field principal.principal_id. Leaving it out is the same as "
+    "giving your own."
+)
+ON_BEHALF_OF = (
+    "Act for this principal (a delegation grant is needed). When the request already acts on "
+    "behalf of someone (X-Ameide-On-Behalf-Of, --on-behalf-of), only that same principal is "
+    "accepted here; any other is 400 INVALID_ARGUMENT, details.field principal.on_behalf_of."
+)
+
+
 class PrincipalBlock(BaseModel):
-    """Who asks, as the request states it (it can only narrow the authenticated caller)."""
+    """Narrows the authenticated caller for this read; it never changes who the caller is.
+    principal_id can only be the caller's own; roles only a subset of the roles the request
+    claims; on_behalf_of only the delegation the request already states (or, when it states
+    none, one the caller holds a grant for)."""
 
     model_config = _STRICT
-    principal_id: str | None = Field(default=None, json_schema_extra={"pattern": PRINCIPAL_PATTERN})
-    roles: tuple[str, ...] = Field(
-        default=(), json_schema_extra={"items": {"enum": list(ROLE_NAMES)}}
+    principal_id: str | None = Field(
+        default=None, description=SELF_ONLY, json_schema_extra={"pattern": PRINCIPAL_PATTERN}
     )
-    purpose: str | None = Field(default=None, max_length=MAX_PURPOSE_CHARS)
-    on_behalf_of: str | None = Field(default=None, json_schema_extra={"pattern": PRINCIPAL_PATTERN})
+    roles: tuple[str, ...] = Field(
+        default=(),
+        description="Read with only these of the roles the request claims (a subset: a role "
+        "the request did not claim is 400 INVALID_ARGUMENT, details.field principal.roles).",
+        json_schema_extra={"items": {"enum": list(ROLE_NAMES)}},
+    )
+    purpose: str | None = Field(
+        default=None, max_length=MAX_PURPOSE_CHARS, description="Why you read (audited)."
+    )
+    on_behalf_of: str | None = Field(
+        default=None, description=ON_BEHALF_OF, json_schema_extra={"pattern": PRINCIPAL_PATTERN}
+    )
 
 
 def _ids_of(prefix: str) -> dict[str, Any]:

@@ -37,7 +37,9 @@ def effective_caller(caller: Caller, req: ReadRequest) -> Caller:
     block = req.principal
     if block.principal_id and block.principal_id != caller.principal_id:
         raise InvalidArgument(
-            "principal.principal_id does not match the authenticated caller",
+            f"principal.principal_id {block.principal_id!r} is not the authenticated caller "
+            f"({caller.principal_id}): it can only be your own; leave it out, and use "
+            "on_behalf_of (with a delegation grant) to act for another principal",
             field="principal.principal_id",
         )
     if block.on_behalf_of and caller.on_behalf_of and block.on_behalf_of != caller.on_behalf_of:

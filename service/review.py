@@ -62,7 +62,7 @@ class Review:
             proposed = head_version(uow.store, p.element_id)
             _ensure_reviewed(proposal_id, proposed.version_id, expected_version_id)
             at = self.k.clock.now()
-            target = self._target(uow, caller, p, at)
+            target = self._target(uow, caller, p, at, proposed.body)
             new_v = target.next_version(
                 title=proposed.title,
                 body=proposed.body,
@@ -121,7 +121,10 @@ class Review:
             refusal = None
             try:
                 _ensure_may_accept(perm, caller, body_el)
-                p.ensure_acceptable(target.head_version_id if target else None)
+                p.ensure_acceptable(
+                    target.head_version_id if target else None,
+                    head_version(uow.store, p.element_id).body,
+                )
             except (PermissionDenied, FailedPrecondition) as exc:
                 refusal = {"code": exc.code, "message": exc.message}
             view = self.book.view(uow, p)
@@ -143,13 +146,16 @@ class Review:
             "diff": view["diff"],
         }
 
-    def _target(self, uow: UnitOfWork, caller: Caller, p: Proposal, at: datetime) -> Element:
-        """The element accepting ``p`` writes to: its fresh target, or (CREATE) a new one."""
+    def _target(
+        self, uow: UnitOfWork, caller: Caller, p: Proposal, at: datetime, body: str
+    ) -> Element:
+        """The element accepting ``p`` (whose body is ``body``) writes to: its fresh target, or
+        (CREATE) a new one."""
         if p.change_kind is ChangeKind.UPDATE:
             target = stored_element(uow.store, p.target_element_id)
-            p.ensure_acceptable(target.head_version_id)
+            p.ensure_acceptable(target.head_version_id, body)
             return target
-        p.ensure_acceptable(None)
+        p.ensure_acceptable(None, body)
         spec = uow.store.get_create_spec(p.proposal_id)
         target = Element.new(
             p.repo_key,

@@ -9,6 +9,8 @@ import re
 
 import pytest
 
+from tests.e2e.terminal import in_terminal
+
 SUMMARY = "tighten the phase descriptions and add the rollback checklist " * 3
 
 
@@ -26,23 +28,39 @@ def queue(repo, files):
     return ids
 
 
-@pytest.mark.parametrize("columns", ["80", "120", "160", None])
-def test_proposal_list_shows_whole_ids_in_any_width_and_piped(
-    repo, queue, monkeypatch, columns
-) -> None:
-    if columns is None:
-        monkeypatch.delenv("COLUMNS", raising=False)  # piped: no terminal width
-    else:
-        monkeypatch.setenv("COLUMNS", columns)
-    result = repo.cli("proposal", "list", "--repo", repo.key, as_=repo.curator)
-    assert result.exit_code == 0, result.stderr
-    out = result.stdout
+@pytest.mark.parametrize("columns", [80, 120, 160])
+def test_proposal_list_in_a_terminal_shows_whole_ids_in_any_width(repo, queue, columns) -> None:
+    out = in_terminal(repo.cli, columns, "proposal", "list", "--repo", repo.key, as_=repo.curator)
     for proposal_id in queue:
         assert re.search(rf"(?<![\\w]){proposal_id}(?![\\w])", out), (columns, out)
     assert "OPEN" in out
     assert re.search(r"\bstatus\b", out)  # headers whole too, as a header or a label
-    if columns is not None:
-        assert max(len(line) for line in out.splitlines()) <= int(columns), out
+    assert max(len(line) for line in out.splitlines()) <= columns, out
+
+
+@pytest.mark.parametrize("columns", ["80", None])
+def test_proposal_list_piped_is_one_tab_separated_line_per_proposal(
+    repo, queue, monkeypatch, columns
+) -> None:
+    """Issue 30 §3 defect 13: piped (even with COLUMNS=80 exported), the queue is records for
+    ``cut`` and ``awk``, not a table folded into multi-line blocks."""
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    result = repo.cli("proposal", "list", "--repo", repo.key, as_=repo.curator)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(queue), result.stdout
+    for line, proposal_id in zip(lines, queue, strict=True):
+        fields = line.split("\t")
+        assert len(fields) == 10, line
+        assert fields[:3] == [proposal_id, "OPEN", "UPDATE"]
+        assert fields[-1].endswith(SUMMARY.strip())  # free text whole too
+    paged = repo.cli("proposal", "list", "--repo", repo.key, "--limit", "1", as_=repo.curator)
+    assert paged.stdout.splitlines()[0].split("\t")[0] == queue[0]
+    assert len(paged.stdout.splitlines()) == 1
+    assert f"more: --cursor {queue[0]}" in paged.stderr
 
 
 def test_whoami_repo_list_and_element_list_for_a_new_user(repo) -> None:
@@ -86,7 +104,9 @@ def test_the_queue_filters_orders_and_pages(repo, queue, files) -> None:
     )  # fmt: skip
     assert [p["proposal_id"] for p in first + rest] == queue
     shown = cli("proposal", "list", "--repo", repo.key, "--limit", "2", as_=repo.curator)
-    assert f"more: --cursor {first[-1]['proposal_id']}" in shown.stdout
+    assert (
+        f"more: --cursor {first[-1]['proposal_id']}" in shown.stderr
+    )  # piped: stdout is records only
 
     cli.ok("accept", queue[0], as_=repo.curator)  # the other two are stale now
     stale = cli.ok("proposal", "list", "--repo", repo.key, "--stale", as_=repo.curator)

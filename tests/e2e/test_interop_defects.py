@@ -11,11 +11,13 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from mcp import Client
 
 from mcp_adapter.http import create_http_app
+from mcp_adapter.server import MemoryMcp
 from server.rest import create_app
 from tests.conftest import World
-from tests.e2e.mcp_harness import error_of, http_session
+from tests.e2e.mcp_harness import error_of, error_text, http_session, structured
 from tests.e2e.rest_harness import running, tokens_for
 
 
@@ -187,3 +189,82 @@ def test_get_on_the_stateless_mcp_endpoint_is_405_and_clients_carry_on(world: Wo
         assert got.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
         anyio.run(main, f"{base}/mcp")
     assert "memory.propose" in listed
+
+
+# 4. POST /v1/context's ``principal`` block: the schema states the rule the service enforces.
+
+
+def test_the_context_principal_field_documents_and_keeps_its_rule(live: Live) -> None:
+    w = live.world
+    schemas = live.call("GET", "/openapi.json", None).json()["components"]["schemas"]
+    principal = schemas["ReadRequest"]["properties"]["principal"]
+    block = schemas[principal["$ref"].rsplit("/", 1)[1]]
+    assert "narrows" in block["description"].lower()
+    rule = block["properties"]["principal_id"]["description"]
+    for words in ("caller's own", "on_behalf_of", "400 INVALID_ARGUMENT", "principal.principal_id"):
+        assert words in rule, rule
+    assert "principal.on_behalf_of" in block["properties"]["on_behalf_of"]["description"]
+    assert "subset" in block["properties"]["roles"]["description"]
+    keys = ("tenant_id", "organization_id", "repository_id")
+    scope = dict(zip(keys, w.repo.split("/"), strict=True))
+    body = {"scope": scope, "query": "testing"}
+    own = {**body, "principal": {"principal_id": w.agent.principal_id}}
+    assert live.call("POST", "/v1/context", w.agent, json=own).status_code == 200
+    other = {**body, "principal": {"principal_id": w.curator.principal_id}}
+    refused = live.call("POST", "/v1/context", w.agent, json=other)
+    assert refused.status_code == 400, refused.text
+    error = refused.json()["error"]
+    assert (error["code"], error["details"]["field"]) == (
+        "INVALID_ARGUMENT",
+        "principal.principal_id",
+    )
+    assert w.agent.principal_id in error["message"]
+    assert "on_behalf_of" in error["message"]
+
+
+# 8. MCP refuses a value of another JSON type than its schema says, as REST does.
+
+MISTYPED = [
+    ("memory.search", {"max_items": "2"}, "max_items"),
+    ("memory.search", {"include_evidence": "yes"}, "include_evidence"),
+    ("memory.get_context", {"max_items": "2"}, "max_items"),
+    ("memory.get_context", {"include_evidence": 1}, "include_evidence"),
+    ("memory.get_context", {"max_chars": True}, "max_chars"),
+    ("memory.explain", {"expand_hops": "1"}, "expand_hops"),
+]
+
+
+def test_mcp_refuses_strings_for_integers_and_booleans_like_rest(live: Live) -> None:
+    w = live.world
+    element, _ = w.canonical()
+    found: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with Client(MemoryMcp(w.svc, lambda ctx: w.agent).server()) as client:
+            for tool, wrong, _ in MISTYPED:
+                args = {"repository": w.repo, "query": "testing", **wrong}
+                found[f"{tool} {wrong}"] = await client.call_tool(tool, args)
+            found["expand"] = await client.call_tool(
+                "memory.expand", {"element_id": element, "hops": "1"}
+            )
+            found["ok"] = await client.call_tool(
+                "memory.search",
+                {"repository": w.repo, "query": "testing", "max_items": 2,
+                 "include_evidence": False},
+            )  # fmt: skip
+
+    anyio.run(main)
+    for tool, wrong, field in MISTYPED:
+        text = error_text(found[f"{tool} {wrong}"])
+        assert text.startswith(f"INVALID_ARGUMENT: invalid arguments for {tool}"), text
+        assert field in text, text
+    assert "hops" in error_text(found["expand"])
+    assert structured(found["ok"])["context_id"]
+    scope = dict(
+        zip(("tenant_id", "organization_id", "repository_id"), w.repo.split("/"), strict=True)
+    )
+    for wrong in ({"budget": {"max_items": "2"}}, {"include_evidence": "yes"}):
+        refused = live.call(
+            "POST", "/v1/context", w.agent, json={"scope": scope, "query": "t", **wrong}
+        )
+        assert refused.status_code == 400, refused.text

@@ -165,7 +165,8 @@ def test_bad_arguments_and_forbidden_repositories_are_tool_errors(world: World) 
         )
         assert error_text(forbidden) == (
             f"NOT_FOUND: repository {world.repo} not found. Next: it does not exist or you may "
-            "not read it; check the id or find it with memory.search."
+            "not read it; memory.health lists the repositories you may read: use one of those "
+            "(TENANT/ORG/REPO) as repository."
         )
         assert error_of(forbidden)["code"] == "NOT_FOUND"
         hidden = await client.call_tool("memory.get_element", {"element_id": element})

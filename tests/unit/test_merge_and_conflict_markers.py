@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.merge import diff_pins, three_way_merge, unified_diff
-from domain.model import has_conflict_markers
+from domain.model import conflict_hunks, has_conflict_markers
 
 BASE = "# SOP\n\nstep one\nstep two\nstep three\nstep four\nstep five\n"
 
@@ -46,6 +46,13 @@ def test_a_complete_conflict_block_is_recognised():
     assert has_conflict_markers("x\n<<<<<<< ours\ny\n=======\nz\n>>>>>>> theirs\n")
     assert has_conflict_markers("<<<<<<<\na\n=======\nb\n>>>>>>>")
     assert has_conflict_markers("<<<<<<< a\nx\n||||||| base\ny\n=======\nz\n>>>>>>> b")
+
+
+def test_conflict_hunks_are_the_line_ranges_of_each_block():
+    body = "x\n<<<<<<< ours\ny\n=======\nz\n>>>>>>> theirs\nok\n<<<<<<<\na\n=======\n>>>>>>>\n"
+    assert conflict_hunks(body) == [(2, 6), (8, 11)]
+    assert conflict_hunks("Testing SOP\n=======\n") == []
+    assert conflict_hunks(">>>>>>> b\n=======\n<<<<<<< a\n") == []
 
 
 def test_conflict_markers_count_only_at_the_start_of_a_line_and_in_order():
