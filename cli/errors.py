@@ -19,6 +19,12 @@ class NotInitialised(FailedPrecondition):
     code = "NOT_INITIALISED"
 
 
+class LocalOnly(InvalidArgument):
+    """A command (or option) remote mode cannot run: it needs the database or the home."""
+
+    code = "LOCAL_ONLY"
+
+
 EXIT_OK = 0
 EXIT_INTERNAL = INTERNAL.exit_code
 EXIT_USAGE = rule_for(InvalidArgument).exit_code
