@@ -11,6 +11,8 @@ import pytest
 
 SUMMARY = "tighten the phase descriptions and add the rollback checklist " * 3
 
+pytestmark = pytest.mark.usefixtures("mode")  # local, and over --server (remote)
+
 
 @pytest.fixture
 def queue(repo, files):
