@@ -29,6 +29,12 @@ if TYPE_CHECKING:  # the stack behind the service is imported on first use: --he
 
 TOOL_ID = "ameide-cli"
 CONFIG_FILE = "config.json"
+SERVES_LOCALLY = {
+    "ameide serve": "it serves the database",
+    "ameide mcp": "it serves the database over stdio",
+    "ameide test": "to test a server, give it as `ameide test --target URL`",
+}
+"""Commands that would otherwise ignore --server: refused in remote mode, with the reason."""
 REMOTE_PRINCIPAL = "service:token-holder"
 """The caller's placeholder in remote mode (the RemoteService ignores it: the token decides)."""
 
@@ -195,6 +201,10 @@ def session(ctx: typer.Context, json_: bool = False) -> CliState:
         state = ctx.ensure_object(CliState)
     state.json = state.json or json_
     state.command = ctx.command_path
+    if state.server and state.command in SERVES_LOCALLY:
+        from cli.remote import local_only as refusal
+
+        raise refusal(state.command, SERVES_LOCALLY[state.command])
     return state
 
 

@@ -144,7 +144,13 @@ def _bare(cli: Cli, *args: str, stdin: str | None = None) -> Any:
 
 
 @pytest.mark.parametrize(
-    "command", [["init"], ["index", "rebuild"], ["audit", "checkpoint", "--global"]]
+    "command",
+    [
+        ["init"],
+        ["index", "rebuild"],
+        ["audit", "checkpoint", "--global"],
+        ["serve"],
+    ],
 )
 def test_a_command_that_needs_the_database_is_refused_over_rest_as_local_only(
     remote: Cli, command: list[str]
