@@ -157,10 +157,11 @@ def test_a_command_that_needs_the_database_is_refused_over_rest_as_local_only(
 ) -> None:
     r = _bare(remote, "--server", remote.server or "", "--token", remote.token_for(ADMIN), *command)
     assert r.exit_code == 2
+    name = " ".join(command[:2] if command[0] in ("index", "audit") else command[:1])
+    why = "it serves the database" if name == "serve" else "it needs the database"
     assert r.stderr == (
-        f"error: LOCAL_ONLY: `ameide {' '.join(command[: 2 if len(command) > 1 else 1])}` is "
-        "local-only (it needs the database): run it without --server / AMEIDE_SERVER, on the "
-        "server's home or database\n"
+        f"error: LOCAL_ONLY: `ameide {name}` is local-only ({why}): run it without --server / "
+        "AMEIDE_SERVER, on the server's home or database\n"
     )
 
 
