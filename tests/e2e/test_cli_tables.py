@@ -28,6 +28,9 @@ def queue(repo, files):
     return ids
 
 
+@pytest.mark.parametrize(
+    "mode", ["local"]
+)  # the widths are the renderer's; remote: test_cli_remote
 @pytest.mark.parametrize("columns", ["80", "120", "160", None])
 def test_proposal_list_shows_whole_ids_in_any_width_and_piped(
     repo, queue, monkeypatch, columns
