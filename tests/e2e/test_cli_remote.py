@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from cli.main import app
+
 from tests.e2e.conftest import ADMIN, Cli, Repo, make_repo, serving, without_ameide_env
 
 ID = re.compile(r"\b[a-z]{1,5}_[0-9a-f]{16,}\b")
@@ -138,9 +140,7 @@ def remote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 def _bare(cli: Cli, *args: str, stdin: str | None = None) -> Any:
     """``ameide ARGS`` with no --as, --server nor --token of the harness."""
-    return cli.runner.invoke(
-        __import__("cli.main", fromlist=["app"]).app, ["--home", str(cli.home), *args], input=stdin
-    )
+    return cli.runner.invoke(app, ["--home", str(cli.home), *args], input=stdin)
 
 
 @pytest.mark.parametrize(
@@ -205,6 +205,13 @@ def test_a_bad_token_no_token_and_as_are_refused_without_echoing_the_token(remot
         f"error: UNAUTHENTICATED: no token for {url}: pass --token, set AMEIDE_TOKEN "
         f"or run `ameide login {url}`\n"
     )
+    refused = _bare(remote, "login", url, stdin="amt_not-a-real-token\n")
+    assert refused.exit_code == 7
+    assert "amt_not" not in refused.stdout + refused.stderr
+    assert not (remote.home.parent / "config").exists()  # nothing saved
+    ftp = _bare(remote, "--server", "ftp://example.com", "--token", "amt_x", "whoami")
+    assert ftp.exit_code == 2
+    assert "--server must be an http(s) URL" in ftp.stderr
     claimed = _bare(
         remote, "--server", url, "--token", remote.token_for(ADMIN), "--as", "user:x", "whoami"
     )
