@@ -16,7 +16,6 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-
 from tests.e2e.conftest import ADMIN, Cli, Repo, make_repo, serving, without_ameide_env
 
 ID = re.compile(r"\b[a-z]{1,5}_[0-9a-f]{16,}\b")
