@@ -191,6 +191,11 @@ def test_login_saves_the_token_0600_and_later_commands_use_it_never_printing_it(
     for result in (r, me, refused):
         assert token not in result.stdout + result.stderr
 
+    os.chmod(path, 0o600)
+    assert _bare(remote, "logout", url).stdout == f"forgot the token of {url}\n"
+    assert _bare(remote, "--server", url, "whoami").exit_code == 7
+    assert url not in json.loads(path.read_text())["servers"]
+
 
 def test_a_bad_token_no_token_and_as_are_refused_without_echoing_the_token(remote: Cli) -> None:
     url = remote.server or ""
