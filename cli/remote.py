@@ -19,32 +19,12 @@ from urllib.parse import quote
 
 import httpx
 
-from cli.errors import LocalOnly
+from cli.errors import error_class, local_only
 from domain.errors import AmeideError
 from edge.errors import Unavailable
 from edge.version import package_version
 
 TIMEOUT = httpx.Timeout(60.0, connect=10.0)
-
-
-def local_only(command: str, what: str = "it needs the database") -> LocalOnly:
-    """The refusal of a command (or option) remote mode cannot run."""
-    return LocalOnly(
-        f"`{command}` is local-only ({what}): run it without --server / AMEIDE_SERVER, "
-        "on the server's home or database",
-        command=command,
-    )
-
-
-def error_class(code: str) -> type[AmeideError]:
-    """The taxonomy's class with this wire ``code`` (``AmeideError`` when none has it)."""
-    todo: list[type[AmeideError]] = [AmeideError]
-    while todo:
-        cls = todo.pop()
-        if cls.code == code:
-            return cls
-        todo.extend(cls.__subclasses__())
-    return AmeideError
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -406,8 +386,7 @@ def _raise_error(response: httpx.Response, server: str) -> NoReturn:
         raise Unavailable(
             f"the server {server} answered HTTP {response.status_code} without an error body"
         ) from None
-    cls = error_class(code)
+    cls = error_class(code) or AmeideError
     exc = cls(message, **(details if isinstance(details, dict) else {}))
-    if cls.code != code:
-        exc.code = code  # a code this client does not know keeps its name
+    exc.code = code  # a code this client does not know keeps its name
     raise exc

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 import typer
 
 from cli import output
-from cli.errors import LocalOnly, NotInitialised
+from cli.errors import NotInitialised, local_only
 from domain.errors import InvalidArgument, Unauthenticated
 from edge.errors import Unavailable, one_line
 
@@ -202,17 +202,8 @@ def session(ctx: typer.Context, json_: bool = False) -> CliState:
     state.json = state.json or json_
     state.command = ctx.command_path
     if state.server and state.command in SERVES_LOCALLY:
-        from cli.remote import local_only as refusal
-
-        raise refusal(state.command, SERVES_LOCALLY[state.command])
+        raise local_only(state.command, SERVES_LOCALLY[state.command])
     return state
-
-
-def local_only(command: str) -> LocalOnly:
-    """The refusal of a command that needs the database, in remote mode."""
-    from cli.remote import local_only as refusal
-
-    return refusal(command)
 
 
 def ensure_initialised(settings: Settings) -> None:
