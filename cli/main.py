@@ -248,7 +248,8 @@ def main(
             "--token",
             envvar="AMEIDE_TOKEN",
             metavar="TOKEN",
-            help="Remote mode: the bearer token (default: the one `ameide login URL` saved).",
+            help="Remote mode: the bearer token (default: the one `ameide login URL` saved); "
+            "prefer AMEIDE_TOKEN or `ameide login`, which keep it out of the process list.",
             show_default=False,
         ),
     ] = None,

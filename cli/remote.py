@@ -117,7 +117,15 @@ class RemoteService:
             ) from None
         if response.status_code >= 400:
             _raise_error(response, self.server)
-        return response.json()
+        try:
+            if response.status_code < 300:
+                return response.json()
+        except ValueError:
+            pass
+        raise Unavailable(
+            f"the server {self.server} answered HTTP {response.status_code} without JSON: "
+            "is --server the URL of `ameide serve`?"
+        )
 
     # -- who, where ------------------------------------------------------------------------
     def whoami(self, caller: Any) -> Any:

@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
 from typer.testing import CliRunner
 
 from cli.main import app
 from tests.e2e.conftest import ADMIN, Cli, Repo, make_repo, serving, without_ameide_env
+from tests.e2e.rest_harness import running
 
 ID = re.compile(r"\b[a-z]{1,5}_[0-9a-f]{16,}\b")
 INSTANT = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
@@ -223,8 +226,17 @@ def test_a_bad_token_no_token_and_as_are_refused_without_echoing_the_token(remot
     assert "--as / AMEIDE_PRINCIPAL is not used with --server" in claimed.stderr
 
 
-def test_an_unreachable_server_is_one_line_unavailable(bare_cli: Cli) -> None:
-    r = _bare(bare_cli, "--server", "http://127.0.0.1:9", "--token", "amt_x", "whoami")
+def test_an_unreachable_server_is_one_line_unavailable(remote: Cli) -> None:
+    web = FastAPI()
+    web.get("/{path:path}", response_class=HTMLResponse)(lambda path: "<html>a web site</html>")
+    with running(web) as url:
+        not_rest = _bare(remote, "--server", url, "--token", "amt_x", "whoami")
+    assert not_rest.exit_code == 8
+    assert not_rest.stderr == (
+        f"error: UNAVAILABLE: the server {url} answered HTTP 200 without JSON: is --server the "
+        "URL of `ameide serve`?\n"
+    )
+    r = _bare(remote, "--server", "http://127.0.0.1:9", "--token", "amt_x", "whoami")
     assert r.exit_code == 8
     assert (
         r.stderr == "error: UNAVAILABLE: cannot reach the server http://127.0.0.1:9: ConnectError\n"
