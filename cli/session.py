@@ -1,7 +1,9 @@
 """One invocation's state: the global options, the app (built once), the caller, the output mode.
 
 Every command starts with ``s = session(ctx, json_)``, calls one ``s.service`` method with
-``s.caller`` and hands the result to ``s.emit``.
+``s.caller`` and hands the result to ``s.emit``. With ``--server`` (remote mode) ``s.service`` is
+a ``cli.remote.RemoteService``: the same use cases over the server's REST API, as the token's
+holder; what needs the database (``initialise``, ``app``) is refused as local-only.
 """
 
 from __future__ import annotations
@@ -68,11 +70,6 @@ class CliState:
                 home=self.home, database_url=self.database_url, principal=self.principal
             )
         return self._settings
-
-    @property
-    def remote(self) -> bool:
-        """Whether this invocation talks to a server (``--server`` / ``AMEIDE_SERVER``)."""
-        return bool(self.server)
 
     @property
     def service(self) -> MemoryService:
