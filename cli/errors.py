@@ -19,6 +19,12 @@ class NotInitialised(FailedPrecondition):
     code = "NOT_INITIALISED"
 
 
+class LocalOnly(InvalidArgument):
+    """A command (or option) remote mode cannot run: it needs the database or the home."""
+
+    code = "LOCAL_ONLY"
+
+
 EXIT_OK = 0
 EXIT_INTERNAL = INTERNAL.exit_code
 EXIT_USAGE = rule_for(InvalidArgument).exit_code
@@ -38,13 +44,28 @@ def exit_code_for(error: AmeideError) -> int:
     return rule_for(error).exit_code
 
 
-def exit_code_of(code: str) -> int:
-    """The exit code of an error known only by its wire ``code`` (``STALE_PROPOSAL`` → 5), as in
-    a verdict the service reports rather than raises (``accept --dry-run``'s refusal)."""
+def error_class(code: str) -> type[AmeideError] | None:
+    """The taxonomy's class with this wire ``code`` (None when no class has it)."""
     found: list[type[AmeideError]] = [AmeideError]
     while found:
         cls = found.pop()
         if cls.code == code:
-            return rule_for(cls).exit_code
+            return cls
         found.extend(cls.__subclasses__())
-    return EXIT_INTERNAL
+    return None
+
+
+def exit_code_of(code: str) -> int:
+    """The exit code of an error known only by its wire ``code`` (``STALE_PROPOSAL`` → 5), as in
+    a verdict the service reports rather than raises (``accept --dry-run``'s refusal)."""
+    cls = error_class(code)
+    return EXIT_INTERNAL if cls is None else rule_for(cls).exit_code
+
+
+def local_only(command: str, why: str = "it needs the database") -> LocalOnly:
+    """The refusal of a command (or option) remote mode cannot run."""
+    return LocalOnly(
+        f"`{command}` is local-only ({why}): run it without --server / AMEIDE_SERVER, "
+        "on the server's home or database",
+        command=command,
+    )

@@ -27,6 +27,7 @@ from cli import (
     commands_proposals,
     commands_publish,
     commands_read,
+    commands_remote,
     commands_serve,
     commands_test,
     output,
@@ -243,6 +244,28 @@ def main(
             show_default=False,
         ),
     ] = None,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            "--server",
+            envvar="AMEIDE_SERVER",
+            metavar="URL",
+            help="Remote mode: run the command against `ameide serve` at URL over REST, as the "
+            "holder of --token (commands that need the database stay local-only).",
+            show_default=False,
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="AMEIDE_TOKEN",
+            metavar="TOKEN",
+            help="Remote mode: the bearer token (default: the one `ameide login URL` saved); "
+            "prefer AMEIDE_TOKEN or `ameide login`, which keep it out of the process list.",
+            show_default=False,
+        ),
+    ] = None,
     json_: JsonFlag = False,
     version: Annotated[
         bool,
@@ -261,6 +284,8 @@ def main(
     state.principal = principal
     state.on_behalf_of = on_behalf_of
     state.purpose = purpose
+    state.server = server or None
+    state.token = token or None
 
 
 commands_admin.register(app)
@@ -274,6 +299,7 @@ commands_index.register(app)
 commands_mcp.register(app)
 commands_serve.register(app)
 commands_test.register(app)
+commands_remote.register(app)
 
 
 def run() -> None:

@@ -1,7 +1,9 @@
 """One invocation's state: the global options, the app (built once), the caller, the output mode.
 
 Every command starts with ``s = session(ctx, json_)``, calls one ``s.service`` method with
-``s.caller`` and hands the result to ``s.emit``.
+``s.caller`` and hands the result to ``s.emit``. With ``--server`` (remote mode) ``s.service`` is
+a ``cli.remote.RemoteService``: the same use cases over the server's REST API, as the token's
+holder; what needs the database (``initialise``, ``app``) is refused as local-only.
 """
 
 from __future__ import annotations
@@ -11,16 +13,17 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
 from cli import output
-from cli.errors import NotInitialised
+from cli.errors import NotInitialised, local_only
 from domain.errors import InvalidArgument, Unauthenticated
 from edge.errors import Unavailable, one_line
 
 if TYPE_CHECKING:  # the stack behind the service is imported on first use: --help stays fast
+    from cli.remote import RemoteService
     from runtime import App
     from service.app import MemoryService
     from service.authz import Caller
@@ -28,6 +31,14 @@ if TYPE_CHECKING:  # the stack behind the service is imported on first use: --he
 
 TOOL_ID = "ameide-cli"
 CONFIG_FILE = "config.json"
+SERVES_LOCALLY = {
+    "ameide serve": "it serves the database",
+    "ameide mcp": "it serves the database over stdio",
+    "ameide test": "to test a server, give it as `ameide test --target URL`",
+}
+"""Commands that would otherwise ignore --server: refused in remote mode, with the reason."""
+REMOTE_PRINCIPAL = "service:token-holder"
+"""The caller's placeholder in remote mode (the RemoteService ignores it: the token decides)."""
 
 
 @dataclass
@@ -41,6 +52,10 @@ class CliState:
     purpose: str | None = None
     json: bool = False
     background: bool = False  # long-running commands (serve, mcp) set it before the service
+    server: str | None = None  # remote mode: the URL of `ameide serve` (--server)
+    token: str | None = None  # remote mode: --token / AMEIDE_TOKEN (else the login file)
+    command: str = "ameide"
+    _remote: RemoteService | None = field(default=None, repr=False)
     _app: App | None = field(default=None, repr=False)
     _settings: Settings | None = field(default=None, repr=False)
 
@@ -58,17 +73,44 @@ class CliState:
 
     @property
     def service(self) -> MemoryService:
-        """The service, on a database that must already be initialised (never migrates)."""
+        """The service, on a database that must already be initialised (never migrates); in
+        remote mode the same use cases over the server's REST API."""
         from runtime import build_app
 
+        if self.server:
+            return cast("MemoryService", self._remote_service())
         if self._app is None:
             ensure_initialised(self.settings)
             self._app = build_app(self.settings, background=self.background)
         return self._app.service
 
+    def _remote_service(self) -> RemoteService:
+        from cli.credentials import resolve_token, server_key
+        from cli.remote import RemoteService
+
+        if self._remote is None:
+            assert self.server is not None
+            if self.principal:
+                raise InvalidArgument(
+                    "--as / AMEIDE_PRINCIPAL is not used with --server: the token says who you "
+                    "are (see `ameide whoami`); use --on-behalf-of to act for someone",
+                    field="as",
+                )
+            server = server_key(self.server)
+            self._remote = RemoteService(
+                server,
+                resolve_token(server, self.token),
+                command=self.command,
+                on_behalf_of=self.on_behalf_of,
+                purpose=self.purpose,
+            )
+        return self._remote
+
     @property
     def app(self) -> App:
         """The app behind ``service`` (for what a process manages besides operations)."""
+        if self.server:
+            raise local_only(self.command)
         self.service  # noqa: B018 - builds the app on first use
         assert self._app is not None
         return self._app
@@ -77,6 +119,8 @@ class CliState:
         """Build the app and run the migrations (``ameide init`` only)."""
         from runtime import build_app
 
+        if self.server:
+            raise local_only(self.command)
         url = self.settings.resolved_database_url
         try:
             self._app = build_app(self.settings, migrate=True, background=self.background)
@@ -89,6 +133,9 @@ class CliState:
         if self._app is not None:
             self._app.close()
             self._app = None
+        if self._remote is not None:
+            self._remote.close()
+            self._remote = None
 
     # -- who is asking ---------------------------------------------------------------------
     @property
@@ -96,6 +143,11 @@ class CliState:
         """``--as`` / ``AMEIDE_PRINCIPAL``, else the principal saved by ``ameide init --admin``."""
         from service.authz import Caller
 
+        if self.server:  # never sent: the server knows the caller by its token
+            self._remote_service()
+            return Caller(
+                REMOTE_PRINCIPAL, self.on_behalf_of, purpose=self.purpose, tool_id=TOOL_ID
+            )
         principal = self.principal or self.load_config().get("principal")
         if not principal:
             raise Unauthenticated("no principal: pass --as or set AMEIDE_PRINCIPAL")
@@ -145,6 +197,9 @@ def session(ctx: typer.Context, json_: bool = False) -> CliState:
     if state is None:  # a command invoked outside ``cli.main.app`` (never in practice)
         state = ctx.ensure_object(CliState)
     state.json = state.json or json_
+    state.command = ctx.command_path
+    if state.server and state.command in SERVES_LOCALLY:
+        raise local_only(state.command, SERVES_LOCALLY[state.command])
     return state
 
 

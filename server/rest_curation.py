@@ -27,7 +27,7 @@ from server.rest_types import (
     identifier,
 )
 from service.queue import MAX_LIMIT, QueueFilter
-from service.results import Proposal
+from service.results import AcceptPreview, Proposal
 
 router = APIRouter(tags=["curation"], responses=ERROR_RESPONSES)
 JSON: dict[str, Any] = {"response_model_exclude_unset": True}
@@ -141,6 +141,18 @@ def proposal_list(
 def proposal_show(proposal_id: ProposalId, svc: ServiceDep, caller: CallerDep) -> Any:
     """A proposal with its staleness, the current head, the selected version and the diff."""
     return svc.proposal_show(caller, proposal_id)
+
+
+@router.get(
+    "/proposals/{proposal_id}/accept-preview",
+    response_model=AcceptPreview,
+    operation_id="accept_preview",
+    **JSON,
+)
+def accept_preview(proposal_id: ProposalId, svc: ServiceDep, caller: CallerDep) -> Any:
+    """What accepting would do, changing nothing (``ameide accept --dry-run``): would it be
+    accepted, else the refusal it would give; which head moves; the version to accept."""
+    return svc.accept_preview(caller, proposal_id)
 
 
 @router.post(

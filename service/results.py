@@ -185,6 +185,25 @@ class ProposedBy(View):
     )
 
 
+class Refusal(View):
+    code: str = Field(description="The error accepting would give, e.g. STALE_PROPOSAL.")
+    message: str
+
+
+class AcceptPreview(View):
+    proposal_id: str
+    proposal_version_id: str = Field(description="Pass it to accept as expected_version_id.")
+    would_accept: bool
+    refusal: Refusal | None = Field(description="Why accepting would be refused (else null).")
+    stale: bool
+    has_conflicts: bool
+    change_kind: str
+    target_element_id: str | None
+    head_version_id: str | None = Field(description="The head accepting would move from.")
+    new_seq: int = Field(description="The sequence number the accepted version would get.")
+    diff: str | None = Field(description="Unified diff against the pinned target.")
+
+
 class TargetSelector(View):
     kind: str
     baseline_id: str | None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,20 +22,43 @@ AMEIDE_ENV = (
     "AMEIDE_PRINCIPAL",
     "AMEIDE_ON_BEHALF_OF",
     "AMEIDE_PURPOSE",
+    "AMEIDE_SERVER",
+    "AMEIDE_TOKEN",
 )
 ADMIN = "user:admin"
 
 
+LOCAL_ONLY = ("init", "index rebuild", "ingest", "audit checkpoint", "eval")
+"""What the operator runs on the server's home even in remote mode (refused over --server)."""
+
+
 @dataclass
 class Cli:
-    """Runs ``ameide --home HOME [--as P] …`` in-process."""
+    """Runs ``ameide --home HOME [--as P] …`` in-process; in remote mode (``server`` set)
+    ``ameide --home HOME --server URL --token <P's token> …`` against ``ameide serve``'s REST
+    API over the same home, but for the operator's local-only commands."""
 
     home: Path
     runner: CliRunner
+    server: str | None = None
+    token_for: Callable[[str], str] | None = None
 
     def __call__(self, *args: str, as_: str | None = None, stdin: bytes | None = None) -> Result:
-        argv = ["--home", str(self.home), *(["--as", as_] if as_ else []), *args]
+        argv = ["--home", str(self.home), *self.who(args, as_), *args]
         return self.runner.invoke(app, argv, input=stdin)
+
+    def who(self, args: tuple[str, ...], as_: str | None) -> list[str]:
+        """``--as P`` locally; remotely ``--server URL --token T`` with P's (default: the
+        admin's) token."""
+        if self.server is None or " ".join(args).startswith(LOCAL_ONLY):
+            return ["--as", as_] if as_ else []
+        assert self.token_for is not None
+        return ["--server", self.server, "--token", self.token_for(as_ or ADMIN)]
+
+    @property
+    def remote(self) -> bool:
+        """Whether commands go over REST."""
+        return self.server is not None
 
     def ok(self, *args: str, as_: str | None = None, stdin: bytes | None = None) -> Any:
         """Run with ``--json``, require success, return the parsed document."""
@@ -123,11 +147,48 @@ def bare_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
     return Cli(tmp_path / "home", CliRunner())
 
 
+@contextmanager
+def serving(cli: Cli) -> Iterator[Cli]:
+    """``cli`` in remote mode: REST (``create_app``, a real uvicorn socket) over its
+    initialised home, a token per principal minted on first use."""
+    from runtime import build_app
+    from server.rest import create_app
+    from service.authz import Caller
+    from service.settings import Settings
+    from tests.e2e.rest_harness import running
+
+    served = build_app(Settings(home=cli.home))
+    tokens: dict[str, str] = {}
+
+    def token_for(principal: str) -> str:
+        if principal not in tokens:
+            made = served.service.create_token(Caller(ADMIN), principal)
+            tokens[principal] = made["token"]
+        return tokens[principal]
+
+    try:
+        with running(create_app(served.service, settings=served.settings)) as url:
+            yield Cli(cli.home, cli.runner, url, token_for)
+    finally:
+        served.close()
+
+
+@pytest.fixture(params=["local", "remote"])
+def mode(request: pytest.FixtureRequest) -> str:
+    """Both modes of the CLI: on the home (local) and over ``--server`` (remote)."""
+    return str(request.param)
+
+
 @pytest.fixture
-def cli(bare_cli: Cli) -> Cli:
-    """A CLI on an initialised home whose default principal is the administrator."""
+def cli(bare_cli: Cli, request: pytest.FixtureRequest) -> Iterator[Cli]:
+    """A CLI on an initialised home whose default principal is the administrator; in a test
+    that asks for ``mode``, also remote."""
     bare_cli.ok("init", "--admin", ADMIN)
-    return bare_cli
+    if "mode" in request.fixturenames and request.getfixturevalue("mode") == "remote":
+        with serving(bare_cli) as remote:
+            yield remote
+    else:
+        yield bare_cli
 
 
 @pytest.fixture

@@ -6,6 +6,11 @@ import json
 import re
 import sqlite3
 
+import pytest
+
+pytestmark = pytest.mark.usefixtures("mode")  # local, and over --server (remote)
+LOCAL = pytest.mark.parametrize("mode", ["local"])
+
 
 def test_audit_verify_passes_on_an_untouched_chain(repo):
     repo.canonical()
@@ -91,6 +96,7 @@ def test_erasure_keeps_the_version_but_replaces_its_content(repo):
     assert "erased" in human.stdout
 
 
+@LOCAL  # checkpoints are signed with the home's key: local-only
 def test_a_signed_checkpoint_kept_outside_the_database_catches_a_rewritten_tail(repo, tmp_path):
     cli = repo.cli
     repo.canonical()
@@ -142,6 +148,7 @@ def test_a_signed_checkpoint_kept_outside_the_database_catches_a_rewritten_tail(
     assert f"broken at event {event_id}" in caught.stderr
 
 
+@LOCAL  # checkpoints are signed with the home's key: local-only
 def test_an_edited_or_unsigned_checkpoint_is_refused(repo, tmp_path):
     cli = repo.cli
     repo.canonical()
@@ -170,6 +177,7 @@ def test_an_edited_or_unsigned_checkpoint_is_refused(repo, tmp_path):
     assert "this home has no audit-checkpoint.key" in keyless.stderr
 
 
+@LOCAL  # checkpoints are signed with the home's key: local-only
 def test_audit_verify_fails_when_a_repositorys_whole_chain_was_deleted(repo, tmp_path):
     """Issue 28 item 13: deleting every event of a repository's chain and its head row used to
     verify as "intact: 0 events"; with or without --checkpoint it is broken now."""

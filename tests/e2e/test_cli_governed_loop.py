@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
+pytestmark = pytest.mark.usefixtures("mode")  # local, and over --server (remote)
+
 
 def test_the_governed_loop_runs_through_the_cli_and_history_shows_every_step(repo, files):
     cli = repo.cli

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.e2e.conftest import Repo
 
 SOP = "# Testing SOP\n\nHow we test.\n\n## Phases\n\nRun phase 0, phase 1 and phase 2 tests.\n"
 QUERY = "how do I run phase 0/1/2 tests?"
+
+pytestmark = pytest.mark.usefixtures("mode")  # local, and over --server (remote)
 
 
 def _publish(repo: Repo) -> None:

@@ -13,6 +13,8 @@ from tests.e2e.terminal import in_terminal
 
 SUMMARY = "tighten the phase descriptions and add the rollback checklist " * 3
 
+pytestmark = pytest.mark.usefixtures("mode")  # local, and over --server (remote)
+
 
 @pytest.fixture
 def queue(repo, files):
@@ -28,6 +30,7 @@ def queue(repo, files):
     return ids
 
 
+@pytest.mark.parametrize("mode", ["local"])  # a terminal's widths; remote: test_cli_remote
 @pytest.mark.parametrize("columns", [80, 120, 160])
 def test_proposal_list_in_a_terminal_shows_whole_ids_in_any_width(repo, queue, columns) -> None:
     out = in_terminal(repo.cli, columns, "proposal", "list", "--repo", repo.key, as_=repo.curator)
