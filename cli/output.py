@@ -67,8 +67,10 @@ def _console() -> Console:
 
 def print_json(document: Any) -> None:
     """Exactly one JSON document on stdout (a lone surrogate, which no input may hold any more,
-    would be printed as U+FFFD rather than end the command with a traceback)."""
-    text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
+    would be printed as U+FFFD rather than end the command with a traceback). Keys sorted: the
+    same answer prints byte for byte the same whether it came from the local service or over
+    REST (``--server``), whose response models order fields their own way."""
+    text = json.dumps(document, indent=2, ensure_ascii=False, default=str, sort_keys=True)
     if lone_surrogate_at(text, "") is not None:
         text = replace_lone_surrogates(text)
     sys.stdout.write(text + "\n")
