@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,6 +14,7 @@ from cli.inputs import parse_instant
 from cli.options import JsonFlag, Repo
 from cli.session import session
 from domain.errors import InvalidArgument
+from edge.exports import EXPORT_FORMATS, events_csv, events_json
 
 PANEL = "Audit"
 
@@ -190,3 +192,59 @@ def _show_verdict(v: dict[str, Any]) -> None:
             f"audit chain of {v['chain']} BROKEN at event {v['first_broken_event_id']} "
             f"({v['reason']}); {v['events_checked']} events before it verified"
         )
+
+
+@audit_app.command("export")
+def audit_export(
+    ctx: typer.Context,
+    repo: Repo,
+    format_: Annotated[
+        str, typer.Option("--format", metavar="csv|json", help="CSV (payload as JSON) or JSON.")
+    ] = "csv",
+    out: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write here (default: stdout)."),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", metavar="TIMESTAMP", help="From this instant (ISO-8601)."),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", metavar="TIMESTAMP", help="Up to this instant (ISO-8601)."),
+    ] = None,
+    element: Annotated[
+        str | None,
+        typer.Option("--element", metavar="ELEMENT_ID", help="Only events about this element."),
+    ] = None,
+    actor: Annotated[
+        str | None, typer.Option("--actor", metavar="PRINCIPAL", help="Only events by this actor.")
+    ] = None,
+) -> None:
+    """The repository's audit events as a file for an auditor, oldest first: CSV (cells made
+    safe for spreadsheets) or JSON — the console's export. At most 10,000 events; narrow with
+    --since / --until when there are more (a note on stderr says so)."""
+    if format_ not in EXPORT_FORMATS:
+        raise InvalidArgument(f"--format must be csv or json, not {format_!r}", field="format")
+    s = session(ctx, False)
+    rows = s.service.history(
+        s.caller,
+        repo,
+        since=parse_instant(since, "--since"),
+        until=parse_instant(until, "--until"),
+        element_id=element,
+        actor=actor,
+        limit=EXPORT_LIMIT,
+    )
+    text = events_csv(rows) if format_ == "csv" else events_json(rows)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text, encoding="utf-8")
+        output.note(f"wrote {len(rows)} events to {out}")
+    if len(rows) == EXPORT_LIMIT:
+        output.note(f"stopped at {EXPORT_LIMIT} events: narrow with --since / --until for the rest")
+
+
+EXPORT_LIMIT = 10_000
+"""The most events one export holds (the service's largest history page)."""

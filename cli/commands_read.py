@@ -46,6 +46,7 @@ ContextId = Annotated[str, typer.Argument(metavar="CONTEXT_ID", help="A stored c
 def register(app: typer.Typer) -> None:
     """Attach this group's commands to the root app."""
     app.command("context", rich_help_panel=PANEL)(context)
+    app.command("search", rich_help_panel=PANEL)(search)
     app.command("verify-citations", rich_help_panel=PANEL)(verify_citations)
     app.command("replay", rich_help_panel=PANEL)(replay)
     app.command("eval", rich_help_panel=PANEL)(evaluate)
@@ -123,6 +124,52 @@ def context(
         "explain": explain,
     }
     s.emit(_service(s).read_context(s.caller, request), _show_context)
+
+
+def search(
+    ctx: typer.Context,
+    repo: Scope,
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for.")],
+    selector: Annotated[
+        str, typer.Option("--selector", help="published, baseline_ref or head.")
+    ] = "published",
+    baseline: Annotated[
+        str | None, typer.Option("--baseline", metavar="ID", help="Baseline of baseline_ref.")
+    ] = None,
+    as_of: AsOf = None,
+    no_evidence: Annotated[
+        bool, typer.Option("--no-evidence", help="Leave ingested evidence out.")
+    ] = False,
+    max_items: Annotated[
+        int, typer.Option("--max-items", help=f"At most this many (1-{MAX_ITEMS}).")
+    ] = DEFAULT_MAX_ITEMS,
+    json_: JsonFlag = False,
+) -> None:
+    """Find what to read: titles and ids only (``memory.search`` of the agents; a stored
+    context like any read). Then ``ameide context --element ID`` or ``element show ID``."""
+    s = session(ctx, json_)
+    request = {
+        "scope": _scope(repo),
+        "selector": {"kind": selector, **({"baseline_id": baseline} if baseline else {})},
+        "query": query,
+        "as_of": _iso(parse_instant(as_of, "--as-of")),
+        "include_evidence": not no_evidence,
+        "budget": {"max_items": max_items},
+        "detail_level": "titles",
+    }
+    s.emit(_service(s).read_context(s.caller, request), _show_hits)
+
+
+def _show_hits(r: dict[str, Any]) -> None:
+    used = r["selector_used"]
+    output.heading(f"context {r['context_id']}: {used['kind']} as of {used['resolved_at']}")
+    if not r["items"]:
+        output.line("no items", style="dim")
+    for n, item in enumerate(r["items"], start=1):
+        output.line(
+            f"[{n}] {item['title']}  {item['element_id']} @ {item['version_id']}  "
+            f"{item['source_kind']}  score {item['score']}"
+        )
 
 
 def _iso(value: Any) -> str | None:

@@ -3,9 +3,6 @@ context preview (a question asked as yourself, answered exactly as an agent woul
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -13,6 +10,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from console.web import Signed, SignedDep, instant, render
 from domain.errors import PermissionDenied
+from edge.exports import events_csv, events_json
 from edge.reading import read_scope
 from service.history import MAX_HISTORY
 
@@ -20,10 +18,6 @@ router = APIRouter()
 Text = Annotated[str | None, Query()]
 REPO = "/repos/{tenant}/{org}/{name}"
 AUDIT_PAGE = 50
-CSV_COLUMNS = (
-    "chain_seq", "occurred_at", "event_type", "actor", "on_behalf_of", "purpose", "element_id",
-    "version_id", "proposal_id", "baseline_id", "payload", "hash",
-)  # fmt: skip
 
 
 def _events(
@@ -97,32 +91,8 @@ def export(
     rows.reverse()  # files read oldest first, like the chain
     stem = "audit-" + repo.replace("/", "_")
     if format == "json":
-        body = json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
-        return _attachment(body, "application/json", f"{stem}.json")
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(CSV_COLUMNS)
-    for r in rows:
-        writer.writerow(
-            [
-                csv_cell(json.dumps(r[c], sort_keys=True) if c == "payload" else r.get(c))
-                for c in CSV_COLUMNS
-            ]
-        )
-    return _attachment(out.getvalue(), "text/csv; charset=utf-8", f"{stem}.csv")
-
-
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-"""What makes a spreadsheet read a cell as a formula (OWASP, CSV injection)."""
-
-
-def csv_cell(value: Any) -> Any:
-    """A value as a CSV cell no spreadsheet runs: text starting with ``= + - @``, a tab or a
-    carriage return gets a single quote before it (a purpose is any text the caller sent, e.g.
-    ``X-Ameide-Purpose: =cmd|' /C calc'!A0``). Numbers and empty cells stay as they are."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
-    return value
+        return _attachment(events_json(rows), "application/json", f"{stem}.json")
+    return _attachment(events_csv(rows), "text/csv; charset=utf-8", f"{stem}.csv")
 
 
 def _attachment(body: str, media_type: str, filename: str) -> Response:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import sqlite3
@@ -61,6 +63,27 @@ def test_history_filters_by_element_actor_time_and_limit(repo, files):
     until = everything[1]["occurred_at"]
     assert len(cli.ok("history", "--repo", repo.key, "--until", until, as_=repo.auditor)) >= 2
     assert len(cli.ok("history", "--repo", repo.key, "--limit", "2", as_=repo.auditor)) == 2
+
+
+def test_audit_export_writes_the_history_as_csv_or_json_safe_for_spreadsheets(repo, tmp_path):
+    cli = repo.cli
+    element, _ = repo.canonical()
+    cli.ok("element", "retire", element, "--reason", "=HYPERLINK(1)", as_=repo.curator)
+    events = cli.ok("history", "--repo", repo.key, as_=repo.auditor)
+    as_json = cli("audit", "export", "--repo", repo.key, "--format", "json", as_=repo.auditor)
+    assert as_json.exit_code == 0, as_json.stderr
+    assert json.loads(as_json.stdout) == events  # the history, whole, oldest first
+    target = tmp_path / "audit.csv"
+    written = cli("audit", "export", "--repo", repo.key, "-o", str(target), as_=repo.auditor)
+    assert written.exit_code == 0, written.stderr
+    assert f"wrote {len(events)} events" in written.stderr
+    rows = list(csv.reader(io.StringIO(target.read_text(encoding="utf-8"))))
+    assert rows[0][:3] == ["chain_seq", "occurred_at", "event_type"]
+    assert [r[2] for r in rows[1:]] == [e["event_type"] for e in events]
+    assert not any(cell.startswith("=") for row in rows for cell in row)  # no formula runs
+    refused = cli("audit", "export", "--repo", repo.key, "--format", "xml", as_=repo.auditor)
+    assert refused.exit_code == 2
+    assert "--format must be csv or json" in refused.stderr
 
 
 def test_the_access_log_records_who_read_on_behalf_of_whom_and_why(repo):

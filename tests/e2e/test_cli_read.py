@@ -35,6 +35,22 @@ def test_context_returns_the_published_sop_with_citations(repo: Repo, files) -> 
     assert "[1] Testing SOP" in human.stdout
 
 
+def test_search_finds_titles_and_ids_to_read_next(repo: Repo) -> None:
+    element_id, version_id = repo.canonical(SOP)
+    _publish(repo)
+    hits = repo.cli.ok("search", "--repo", repo.key, QUERY, as_=repo.agent)
+    assert [(i["element_id"], i["version_id"]) for i in hits["items"]] == [(element_id, version_id)]
+    assert hits["items"][0]["title"] == "Testing SOP"
+    assert len(hits["items"][0]["content"]) < len(SOP)  # the first sentence: a cheap read
+    assert hits["context_id"].startswith("ctx_")  # stored and citable like any read
+    human = repo.cli("search", "--repo", repo.key, QUERY, as_=repo.agent)
+    assert human.exit_code == 0, human.stderr
+    assert f"[1] Testing SOP  {element_id} @ {version_id}" in human.stdout
+    nothing = repo.cli("search", "--repo", repo.key, QUERY, as_=repo.stranger)
+    assert nothing.exit_code == 3, nothing.stderr  # forbidden reads as missing: NOT_FOUND
+    assert "NOT_FOUND" in nothing.stderr
+
+
 def test_verify_citations_exits_non_zero_on_a_citation_not_given(repo: Repo, files) -> None:
     repo.canonical(SOP)
     _publish(repo)

@@ -98,6 +98,9 @@ def _scenario(repo: Repo, files: Path) -> list[str]:
     run("repo", "list", as_=repo.curator)
     run("history", "--repo", repo.key, as_=repo.auditor)
     run("audit", "verify", "--repo", repo.key, as_=repo.auditor)
+    run("search", "--repo", repo.key, "unit tests", as_=repo.agent)
+    exported = cli("audit", "export", "--repo", repo.key, "--format", "json", as_=repo.auditor)
+    out.append(f"$ audit export --format json -> {exported.exit_code}\n{exported.stdout}")
     return out
 
 
@@ -118,7 +121,7 @@ def test_one_scenario_prints_the_same_text_json_and_exit_codes_locally_and_over_
     with serving(_fresh(tmp_path / "b")) as remote_cli:
         remote = _scenario(make_repo(remote_cli), tmp_path / "b")
         secrets = [remote_cli.token_for(p) for p in (ADMIN, "user:carol", "agent:coder-1")]
-    assert len(local) == len(remote) == 40
+    assert len(local) == len(remote) == 43
     for here, there in zip(_normalise(local), _normalise(remote), strict=True):
         diff = difflib.unified_diff(here.splitlines(), there.splitlines(), "local", "remote")
         assert here == there, "\n".join(diff)

@@ -27,7 +27,7 @@ ALLOWED_DOMAIN_IMPORTS = {
     "domain.merge",  # three_way_merge: the very function rebase uses, for its preview
     "domain.model",  # CONFLICT_MARKERS, has_conflict_markers: the service's conflict block
 }
-ALLOWED_EDGE_IMPORTS = {"edge.callers", "edge.errors", "edge.reading"}  # read_scope: T/O/R
+ALLOWED_EDGE_IMPORTS = {"edge.callers", "edge.errors", "edge.exports", "edge.reading"}
 PURE = {"domain": ALLOWED_DOMAIN_IMPORTS, "edge": ALLOWED_EDGE_IMPORTS}
 
 
