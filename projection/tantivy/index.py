@@ -108,6 +108,7 @@ class _Side:
         self.epoch = 0
         """Counts reloads: what :mod:`~projection.tantivy.statistics` keeps is per epoch."""
         self.kept = Kept()
+        self.documents = Kept(statistics.DOCUMENTS_KEPT)
 
     def _meta_key(self) -> tuple[int, int, int] | None:
         try:
@@ -349,6 +350,7 @@ class TantivyKeywordIndex:
         read = functools.partial(_read_chunk, self._terms) if which == 0 else _read_version
         return statistics.search(
             side.kept,
+            side.documents,
             epoch,
             searcher,
             side.schema,

@@ -47,6 +47,11 @@ K1, B = 1.2, 0.75  # tantivy's BM25 parameters, and the Whoosh engine's
 SAFETY = 1e-4
 """Relative margin of the rescoring bound for tantivy's single-precision arithmetic."""
 _KEPT = 20_000  # entries a side keeps (statistics per population, frequencies per word)
+DOCUMENTS_KEPT = 16_000_000
+"""Characters of analysed text a side keeps for the documents it rescored (the same documents
+top one query after another; analysing a chunk's text again was most of a search)."""
+Prepared = tuple[dict[str, Any], list[str], list[int]]
+"""A document's hit fields, its analysed fields padded for counting, and their lengths."""
 Read = Callable[[tantivy.Document], tuple[dict[str, Any], Sequence[str]]]
 """A stored document → its hit fields and its analysed title, headings and text."""
 Clause = tuple[int, str, float, float]
@@ -54,24 +59,30 @@ Clause = tuple[int, str, float, float]
 
 
 class Kept:
-    """What one side keeps between searches, keyed by reader epoch (least recently used out)."""
+    """What one side keeps between searches, keyed by reader epoch (least recently used out,
+    beyond ``most`` in total size: each entry counts its ``size``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, most: int = _KEPT) -> None:
         self._lock = threading.Lock()
-        self._values: OrderedDict[Hashable, Any] = OrderedDict()
+        self._values: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._held = 0
+        self._most = most
 
     def get(self, key: Hashable) -> Any:
         with self._lock:
             found = self._values.get(key)
-            if found is not None:
-                self._values.move_to_end(key)
-            return found
+            if found is None:
+                return None
+            self._values.move_to_end(key)
+            return found[0]
 
-    def put(self, key: Hashable, value: Any) -> None:
+    def put(self, key: Hashable, value: Any, size: int = 1) -> None:
         with self._lock:
-            self._values[key] = value
-            while len(self._values) > _KEPT:
-                self._values.popitem(last=False)
+            old = self._values.pop(key, None)
+            self._held += size - (old[1] if old else 0)
+            self._values[key] = (value, size)
+            while self._held > self._most and len(self._values) > 1:
+                self._held -= self._values.popitem(last=False)[1][1]
 
 
 def population_query(schema: tantivy.Schema, f: port.IndexFilter) -> tantivy.Query:
@@ -81,7 +92,17 @@ def population_query(schema: tantivy.Schema, f: port.IndexFilter) -> tantivy.Que
         for repository, top in f.max_rank_by_repository.items()
         for rank in range(min(top, 3) + 1)
     ]
-    clauses = [(tantivy.Occur.Must, tantivy.Query.term_set_query(schema, "access", access))]
+    # a union of term queries (not a term set): intersected lazily with a word's postings
+    readable = tantivy.Query.boolean_query(
+        [
+            (
+                tantivy.Occur.Should,
+                tantivy.Query.term_query(schema, "access", a, index_option="basic"),
+            )
+            for a in access
+        ]
+    )
+    clauses = [(tantivy.Occur.Must, readable)]
     if f.as_of is not None:
         recorded = tantivy.Query.range_query(
             schema, "recorded_at", tantivy.FieldType.Integer, None, micros(f.as_of)
@@ -92,6 +113,7 @@ def population_query(schema: tantivy.Schema, f: port.IndexFilter) -> tantivy.Que
 
 def search(
     kept: Kept,
+    documents_kept: Kept,
     epoch: int,
     searcher: tantivy.Searcher,
     schema: tantivy.Schema,
@@ -150,12 +172,23 @@ def search(
     parts += [(tantivy.Occur.MustNot, q) for q in excluded]
     query = tantivy.Query.boolean_query(parts)
     ranked = _rescored(
-        searcher, query, clauses, bound * (1 + SAFETY), limit, per_version, allowlists, read
+        documents_kept,
+        epoch,
+        searcher,
+        query,
+        clauses,
+        bound * (1 + SAFETY),
+        limit,
+        per_version,
+        allowlists,
+        read,
     )
     return [(hit, score) for score, _, _, hit in ranked]
 
 
 def _rescored(
+    documents: Kept,
+    epoch: int,
     searcher: tantivy.Searcher,
     query: tantivy.Query,
     clauses: list[Clause],
@@ -191,10 +224,10 @@ def _rescored(
             seen.add((address.segment_ord, address.doc))
             if not ok:
                 continue
-            hit, texts = read(searcher.doc(address))
+            hit, padded, lengths = _prepared(documents, epoch, searcher, address, read)
             scored.append(
                 (
-                    _score(clauses, texts),
+                    _score(clauses, padded, lengths),
                     hit.get("chunk_id", hit["version_id"]),
                     hit["version_id"],
                     hit,
@@ -209,16 +242,31 @@ def _rescored(
         wanted *= 4
 
 
-def _score(clauses: list[Clause], texts: Sequence[str]) -> float:
+def _prepared(
+    documents: Kept,
+    epoch: int,
+    searcher: tantivy.Searcher,
+    address: tantivy.DocAddress,
+    read: Read,
+) -> Prepared:
+    """A document's hit and analysed fields, read once and kept while the reader is current."""
+    key = (epoch, address.segment_ord, address.doc)
+    found: Prepared | None = documents.get(key)
+    if found is None:
+        hit, texts = read(searcher.doc(address))
+        lengths = [text.count(" ") + 1 if text else 0 for text in texts]
+        # doubled spaces: str.count then finds " term " repeated back to back too
+        padded = [f" {text.replace(' ', '  ')} " for text in texts]
+        found = (hit, padded, lengths)
+        documents.put(key, found, sum(map(len, padded)) + 200)
+    return found
+
+
+def _score(clauses: list[Clause], padded: list[str], lengths: list[int]) -> float:
     """BM25 of one document: each clause's ``weight · tf / (tf + k1·(1 − b) + norm·length)``."""
-    padded: list[str | None] = [None] * len(texts)
-    lengths = [text.count(" ") + 1 if text else 0 for text in texts]
     total = 0.0
     for position, term, weight, norm in clauses:
-        text = padded[position]
-        if text is None:  # doubled spaces: str.count finds adjacent repeats too
-            text = padded[position] = " " + texts[position].replace(" ", "  ") + " "
-        tf = text.count(f" {term} ")
+        tf = padded[position].count(f" {term} ")
         if tf:
             total += weight * tf / (tf + K1 * (1 - B) + norm * lengths[position])
     return total
@@ -266,10 +314,8 @@ def _population(
             aggregations[name] = {"sum": {"field": LENGTH_FIELDS[name]}}
         values = searcher.aggregate(everyone, aggregations)
         documents = int(values["n"]["value"] or 0)
-        averages = tuple(
-            max(float(values[name]["value"] or 0.0) / documents, 1.0) if documents else 1.0
-            for name in TEXT_FIELDS
-        )
+        sums = [float(values[name]["value"] or 0.0) for name in TEXT_FIELDS]
+        averages = tuple(total / documents if total else 1.0 for total in sums)
         found = (documents, averages)
         kept.put(key, found)
     return found  # type: ignore[no-any-return]
