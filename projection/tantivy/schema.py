@@ -44,8 +44,9 @@ LENGTH_FIELDS = {name: f"{name}_length" for name in TEXT_FIELDS}
 """Fast fields holding each text field's number of terms (the exact BM25 field length: tantivy
 keeps it quantised to one byte), summed over the documents a read's statistics count."""
 TERMS = "terms"
-"""Stored on the version side: the analysed terms of the title, every heading and the whole
-body (JSON list of three strings), the term frequencies its exact rescoring counts."""
+"""Stored: the analysed terms of the title, the heading (a version: every heading) and the text
+(a version: the whole body) as a JSON list of three strings, whose term frequencies the exact
+rescoring counts (:mod:`~projection.tantivy.statistics`)."""
 IDENTIFIER_FIELDS = ("version_id", "element_id", "access", "source_kind", "type_key", "superseded")
 TIME_FIELDS = ("recorded_at", "retired_at", "effective_from", "effective_to")
 STORED = "stored"
