@@ -14,8 +14,10 @@ documents are returned, not the statistics: the Whoosh engine narrows its statis
   fields) by one aggregation over the population query; document frequencies of the query's
   terms per field by one aggregation of filter buckets over the population's matching documents.
   Both are kept per reader epoch (``Kept``): reads repeat populations and words.
-- BM25 as the Whoosh engine's (k1 1.2, b 0.75, field weights), with tantivy's idf
-  ``ln(1 + (N − df + 0.5) / (df + 0.5))`` over the population and exact field lengths.
+- BM25 exactly as the Whoosh engine computes it (k1 1.2, b 0.75, its field weights and its
+  ``idf = log(N / (df + 1)) + 1``; tantivy's ``ln(1 + (N − df + 0.5) / (df + 0.5))`` scored the
+  real-corpus dev set 0.011 lower, nDCG@10 of the full pipeline) over the population, with
+  exact field lengths.
 - **Exact top list.** tantivy ranks candidates with its own statistics, each word and field
   boosted by ``weight · idf_population / idf_index`` so its idf cancels; what differs from the
   exact score is only length normalisation (tantivy's whole-index average length and one-byte
@@ -149,7 +151,7 @@ def search(
             df = frequencies[(name, term)]
             if not df:
                 continue
-            idf = math.log(1 + (documents - df + 0.5) / (df + 0.5))
+            idf = math.log(documents / (df + 1)) + 1  # the Whoosh engine's idf
             position = TEXT_FIELDS.index(name)
             average = averages[position]
             clauses.append((position, term, weight * idf * (K1 + 1), K1 * B / average))

@@ -150,7 +150,7 @@ def _reference(
         for position, (_, weight) in enumerate(FIELD_WEIGHTS):
             df = sum(term in fields[position] for fields in population)
             if df:
-                idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
+                idf = math.log(count / (df + 1)) + 1
                 clauses.append(
                     (position, term, weight * idf * (K1 + 1), K1 * B / averages[position])
                 )
