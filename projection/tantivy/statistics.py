@@ -218,7 +218,6 @@ def _rescored(
             values = searcher.fast_field_values(field, [address for _, address in fresh])
             admitted = [ok and v in allowed for ok, v in zip(admitted, values, strict=True)]
         stopped = False
-        fresh_scored = 0
         for (score, address), ok in zip(fresh, admitted, strict=True):
             if bound * score < threshold:
                 stopped = True
@@ -235,8 +234,7 @@ def _rescored(
                     hit,
                 )
             )
-            fresh_scored += 1
-            if fresh_scored % 4 == 0 and len(scored) >= limit:
+            if len(scored) >= limit:  # each one scored may raise the bar (a short sort)
                 threshold = _threshold(scored, limit, per_version)
         if stopped or complete:
             return _ranked(scored, limit, per_version)
