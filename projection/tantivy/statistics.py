@@ -229,8 +229,8 @@ def _rescored(
             scored.append(
                 (
                     _score(clauses, padded, lengths),
-                    hit.get("chunk_id", hit["version_id"]),
-                    hit["version_id"],
+                    str(hit.get("chunk_id", hit["version_id"])),
+                    str(hit["version_id"]),
                     hit,
                 )
             )
@@ -258,7 +258,7 @@ def _prepared(
         # doubled spaces: str.count then finds " term " repeated back to back too
         padded = [f" {text.replace(' ', '  ')} " for text in texts]
         found = (hit, padded, lengths)
-        documents.put(key, found, sum(map(len, padded)) + 200)
+        documents.put(key, found, sum(map(len, padded)) + len(hit.get("text", "")) + 300)
     return found
 
 
