@@ -11,13 +11,11 @@ heading, the whole body), so each keeps its own BM25 statistics.
   Whoosh engine's fields). The :class:`~projection.keyword_index.IndexFilter` is part of the
   query (a zero-scoring ``Must`` plus ``MustNot`` clauses), so ``limit`` fills from permitted
   documents only and the top list is exact.
-- **BM25 statistics** are tantivy's: document count, document frequency and average field
-  length over the *whole* index (every repository, classification and version), with
-  ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))`` and field lengths quantised to one byte. The
-  Whoosh engine computes them over the documents the caller may read and asked to search, so a
-  score never moves with content the caller cannot see; here it can (a caller comparing scores
-  could tell that unreadable documents hold a word, not which). Rankings agree closely (the
-  golden-set test compares the two engines' top 10).
+- **BM25 statistics** never count what the caller cannot read: the scores are computed here
+  (:mod:`~projection.tantivy.statistics`) from the statistics of the documents the caller may
+  read as of the read's instant, tantivy only ranking the candidates, which are rescored until
+  none further down can enter — the exact list, so content the caller cannot see moves neither
+  a score nor an order (tantivy's own statistics cover the whole index).
 - Processes share a directory: every change holds the write lock (one tantivy writer at a
   time) and first follows ``state.json``; a search reloads its reader when ``meta.json`` (one
   ``stat``) changed, i.e. when any process committed.
