@@ -203,6 +203,7 @@ def _rescored(
     """Rescore tantivy's candidates in its order until none further down can enter the list."""
     scored: list[tuple[float, str, str, dict[str, Any]]] = []
     seen: set[tuple[int, int]] = set()
+    by_version: dict[Any, list[float]] = {}  # exact scores so far per version key
     threshold = -math.inf
     wanted = 4 * limit + 16
     while True:
@@ -217,23 +218,28 @@ def _rescored(
         for field, allowed in allowlists.items():
             values = searcher.fast_field_values(field, [address for _, address in fresh])
             admitted = [ok and v in allowed for ok, v in zip(admitted, values, strict=True)]
+        if per_version is not None:  # which version each is, without reading it
+            keys = searcher.fast_field_values("version_key", [address for _, address in fresh])
+        else:
+            keys = [None] * len(fresh)
         stopped = False
-        for (score, address), ok in zip(fresh, admitted, strict=True):
+        for (score, address), ok, version in zip(fresh, admitted, keys, strict=True):
             if bound * score < threshold:
                 stopped = True
                 break
             seen.add((address.segment_ord, address.doc))
             if not ok:
                 continue
+            above = by_version.get(version, ())
+            if per_version is not None and sum(s > bound * score for s in above) >= per_version:
+                continue  # its version has enough scoring strictly more: never taken
             hit, padded, lengths = _prepared(documents, epoch, searcher, address, read)
+            exact = _score(clauses, padded, lengths)
             scored.append(
-                (
-                    _score(clauses, padded, lengths),
-                    str(hit.get("chunk_id", hit["version_id"])),
-                    str(hit["version_id"]),
-                    hit,
-                )
+                (exact, str(hit.get("chunk_id", hit["version_id"])), str(hit["version_id"]), hit)
             )
+            if per_version is not None:
+                by_version.setdefault(version, []).append(exact)
             if len(scored) >= limit:  # each one scored may raise the bar (a short sort)
                 threshold = _threshold(scored, limit, per_version)
         if stopped or complete:
