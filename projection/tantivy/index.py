@@ -11,13 +11,11 @@ heading, the whole body), so each keeps its own BM25 statistics.
   Whoosh engine's fields). The :class:`~projection.keyword_index.IndexFilter` is part of the
   query (a zero-scoring ``Must`` plus ``MustNot`` clauses), so ``limit`` fills from permitted
   documents only and the top list is exact.
-- **BM25 statistics** are tantivy's: document count, document frequency and average field
-  length over the *whole* index (every repository, classification and version), with
-  ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))`` and field lengths quantised to one byte. The
-  Whoosh engine computes them over the documents the caller may read and asked to search, so a
-  score never moves with content the caller cannot see; here it can (a caller comparing scores
-  could tell that unreadable documents hold a word, not which). Rankings agree closely (the
-  golden-set test compares the two engines' top 10).
+- **BM25 statistics** never count what the caller cannot read: the scores are computed here
+  (:mod:`~projection.tantivy.statistics`) from the statistics of the documents the caller may
+  read as of the read's instant, tantivy only ranking the candidates, which are rescored until
+  none further down can enter — the exact list, so content the caller cannot see moves neither
+  a score nor an order (tantivy's own statistics cover the whole index).
 - Processes share a directory: every change holds the write lock (one tantivy writer at a
   time) and first follows ``state.json``; a search reloads its reader when ``meta.json`` (one
   ``stat``) changed, i.e. when any process committed.
@@ -58,19 +56,20 @@ from projection.generations import (
     write_state,
 )
 from projection.keyword_index import MAX_QUERY_TERMS, QUESTION_WORDS
+from projection.tantivy import statistics
 from projection.tantivy.schema import (
     FORMAT,
-    INDEX_ANALYZER,
+    LENGTH_FIELDS,
     STORED,
+    TERMS,
     Terms,
     analyzer,
-    filter_queries,
-    index_analyzer,
     key,
     long_allowlists,
     micros,
     schema,
 )
+from projection.tantivy.statistics import Kept
 
 ENGINE = "tantivy"
 # Field weights: the Whoosh engine's (projection.whoosh.scoring, measured there).
@@ -100,11 +99,14 @@ class _Side:
         self.path = directory / name
         self.path.mkdir(exist_ok=True)
         self.ix = tantivy.Index(schema(), str(self.path), reuse=True)
-        self.ix.register_tokenizer(INDEX_ANALYZER, index_analyzer())
         self.ix.config_reader("Manual", 0)
         self.schema = self.ix.schema
         self._seen: tuple[int, int, int] | None = self._meta_key()
         self._lock = threading.Lock()
+        self.epoch = 0
+        """Counts reloads: what :mod:`~projection.tantivy.statistics` keeps is per epoch."""
+        self.kept = Kept()
+        self.documents = Kept(statistics.DOCUMENTS_KEPT)
 
     def _meta_key(self) -> tuple[int, int, int] | None:
         try:
@@ -115,18 +117,24 @@ class _Side:
 
     def searcher(self) -> tantivy.Searcher:
         """The current searcher, reloaded first if any process committed since."""
+        return self.snapshot()[0]
+
+    def snapshot(self) -> tuple[tantivy.Searcher, int]:
+        """The current searcher with its epoch, reloaded first if any process committed since."""
         key = self._meta_key()
-        if key is not None and key != self._seen:
-            with self._lock:
+        with self._lock:
+            if key is not None and key != self._seen:
                 self.ix.reload()
                 self._seen = key
-        return self.ix.searcher()
+                self.epoch += 1
+            return self.ix.searcher(), self.epoch
 
     def reloaded(self) -> None:
         """Follow this process's commit at once."""
         with self._lock:
             self.ix.reload()
             self._seen = self._meta_key()
+            self.epoch += 1
 
     def writer(self, *, heap: int = _WRITE_HEAP, threads: int = 1) -> tantivy.IndexWriter:
         return self.ix.writer(heap_size=heap, num_threads=threads)
@@ -336,25 +344,21 @@ class TantivyKeywordIndex:
             return []
         self._follow()
         side = self._sides[which]
-        s = side.schema
-        words = tantivy.Query.boolean_query(
-            [
-                (
-                    tantivy.Occur.Should,
-                    tantivy.Query.boost_query(
-                        tantivy.Query.term_query(s, name, term, index_option="freq"), boost
-                    ),
-                )
-                for term in terms
-                for name, boost in weights
-            ]
+        searcher, epoch = side.snapshot()
+        return statistics.search(
+            side.kept,
+            side.documents,
+            epoch,
+            searcher,
+            side.schema,
+            terms,
+            weights,
+            index_filter,
+            limit,
+            per_version,
+            _long_allowlists(index_filter),
+            _read,
         )
-        included, excluded = filter_queries(s, index_filter)
-        clauses = [(tantivy.Occur.Must, words)]
-        clauses += [(tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)) for q in included]
-        clauses += [(tantivy.Occur.MustNot, q) for q in excluded]
-        query = tantivy.Query.boolean_query(clauses)
-        return _top(side.searcher(), query, limit, per_version, _long_allowlists(index_filter))
 
     # -- state --------------------------------------------------------------------------------
 
@@ -536,18 +540,52 @@ def _add_version(
     ordered = sorted(group, key=lambda chunk: chunk.start)
     headings = {path: terms(path) for path in dict.fromkeys(c.heading_path for c in ordered)}
     texts = [terms(chunk.text) for chunk in ordered]
-    for chunk, text in zip(ordered, texts, strict=True):
+    title_length = _length(indexed["title"])
+    lengths = {path: _length(heading) for path, heading in headings.items()}
+    text_lengths = [_length(text) for text in texts]
+    for chunk, text, text_length in zip(ordered, texts, text_lengths, strict=True):
         stored = _json(_chunk_values(chunk)).encode("utf-8")  # by position: smaller
-        fields = {**indexed, "heading": headings[chunk.heading_path], "text": text, STORED: stored}
+        fields = {
+            **indexed,
+            "heading": headings[chunk.heading_path],
+            "text": text,
+            STORED: stored,
+            TERMS: _json([indexed["title"], headings[chunk.heading_path], text]).encode(),
+            LENGTH_FIELDS["title"]: title_length,
+            LENGTH_FIELDS["heading"]: lengths[chunk.heading_path],
+            LENGTH_FIELDS["text"]: text_length,
+        }
         writers[0].add_document(tantivy.Document.from_dict(fields, chunks_side.schema))
     hit = {name: getattr(first, name) for name in _VERSION_HIT_FIELDS}
+    all_headings = " ".join(heading for heading in headings.values() if heading)
     fields = {
         **indexed,
         "heading": list(headings.values()),
         "text": texts,
         STORED: _json(hit).encode("utf-8"),
+        TERMS: _json([indexed["title"], all_headings, " ".join(t for t in texts if t)]).encode(),
+        LENGTH_FIELDS["title"]: title_length,
+        LENGTH_FIELDS["heading"]: sum(lengths.values()),
+        LENGTH_FIELDS["text"]: sum(text_lengths),
     }
     writers[1].add_document(tantivy.Document.from_dict(fields, versions_side.schema))
+
+
+def _length(terms: str) -> int:
+    """The number of terms in a field's analysed text (what tantivy counts as its length)."""
+    return terms.count(" ") + 1 if terms else 0
+
+
+def _read(document: tantivy.Document) -> tuple[dict[str, Any], list[str]]:
+    """A document's stored hit (a chunk's: every field) and its analysed title, headings and
+    text (stored: analysing a chunk's text again took a third of a search)."""
+    hit, analysed = document.get_first(STORED), document.get_first(TERMS)
+    assert isinstance(hit, bytes)
+    assert isinstance(analysed, bytes)
+    found = json.loads(hit)
+    if isinstance(found, list):  # a chunk: its fields by position
+        found = dict(zip(_CHUNK_FIELDS, found, strict=True))
+    return found, json.loads(analysed)
 
 
 def _stored(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> dict[str, Any]:
@@ -560,67 +598,8 @@ def _stored(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> dict[str
     return result
 
 
-def _top(
-    searcher: tantivy.Searcher,
-    query: tantivy.Query,
-    limit: int,
-    per_version: int | None,
-    allowlists: Mapping[str, frozenset[int]],
-) -> list[tuple[dict[str, Any], float]]:
-    """The top ``limit`` results, at most ``per_version`` per version, equal scores by id
-    (document addresses depend on how segments were merged; ids make a rebuild answer alike).
-
-    Long allowlists (``allowlists``: key field → admitted hashes) are checked on the hits,
-    whose key values are read in one call. A group of equal scores cut by the end of the
-    fetched list, or a list thinned below ``limit`` (by ``per_version`` or an allowlist),
-    fetches a longer one: the answer is the exact top list either way."""
-    wanted = limit * (1 if per_version is None and not allowlists else 4) + 1
-    while True:
-        best = searcher.search(query, limit=wanted, count=False).hits
-        complete = len(best) < wanted
-        last = best[-1][0] if best else None
-        addresses = [address for _, address in best]
-        for field, admitted in allowlists.items():
-            keys = searcher.fast_field_values(field, addresses)
-            best = [hit for hit, value in zip(best, keys, strict=True) if value in admitted]
-            addresses = [address for _, address in best]
-        # the version of every hit from a fast field: only the hits taken are read whole
-        versions = searcher.fast_field_values("version_key", addresses) if per_version else []
-        found: list[tuple[dict[str, Any], float]] = []
-        taken: dict[Any, int] = {}
-        start = 0
-        while start < len(best):
-            score = best[start][0]
-            end = start + 1
-            while end < len(best) and best[end][0] == score:
-                end += 1
-            if score == last and not complete:
-                break  # the group may go on past the list
-            if end - start == 1:  # one hit: no order to settle
-                if per_version is None or _take(taken, versions[start], per_version):
-                    found.append((_stored(searcher, best[start][1]), float(score)))
-            else:
-                hits = [_stored(searcher, address) for _, address in best[start:end]]
-                hits.sort(key=lambda hit: hit.get("chunk_id", hit["version_id"]))
-                for hit in hits:
-                    version = key(hit["version_id"])
-                    if per_version is None or _take(taken, version, per_version):
-                        found.append((hit, float(score)))
-            if len(found) >= limit:
-                return found[:limit]
-            start = end
-        if complete:
-            return found
-        wanted *= 4
-
-
 @functools.lru_cache(maxsize=32)
 def _long_allowlists(index_filter: port.IndexFilter) -> Mapping[str, frozenset[int]]:
     """:func:`~projection.tantivy.schema.long_allowlists`, kept for the filters of the last
     reads (hashing thousands of ids is the costly part; reads repeat selections)."""
     return MappingProxyType(long_allowlists(index_filter))
-
-
-def _take(taken: dict[Any, int], version: Any, most: int) -> bool:
-    taken[version] = taken.get(version, 0) + 1
-    return taken[version] <= most

@@ -33,11 +33,20 @@ import tantivy
 
 from projection import keyword_index as port
 
-FORMAT = 5
+FORMAT = 6
 """What the index files hold; bump it when the schema, the analyser or the stored values change."""
-INDEX_ANALYZER = "ameide_terms"
-"""The text fields' analyser: splits at spaces the terms :class:`Terms` found."""
+INDEX_ANALYZER = "whitespace"
+"""The text fields' analyser: tantivy's built-in ``whitespace`` tokenizer, which splits at
+spaces the terms :class:`Terms` found (built in, so tantivy's own query parser — the filter
+aggregations counting document frequencies, :mod:`~projection.tantivy.statistics` — knows it)."""
 TEXT_FIELDS = ("title", "heading", "text")
+LENGTH_FIELDS = {name: f"{name}_length" for name in TEXT_FIELDS}
+"""Fast fields holding each text field's number of terms (the exact BM25 field length: tantivy
+keeps it quantised to one byte), summed over the documents a read's statistics count."""
+TERMS = "terms"
+"""Stored: the analysed terms of the title, the heading (a version: every heading) and the text
+(a version: the whole body) as a JSON list of three strings, whose term frequencies the exact
+rescoring counts (:mod:`~projection.tantivy.statistics`)."""
 IDENTIFIER_FIELDS = ("version_id", "element_id", "access", "source_kind", "type_key", "superseded")
 TIME_FIELDS = ("recorded_at", "retired_at", "effective_from", "effective_to")
 STORED = "stored"
@@ -166,9 +175,10 @@ def schema() -> tantivy.Schema:
         builder.add_integer_field(name, indexed=True, fast=True)
     for name in TEXT_FIELDS:
         builder.add_text_field(name, tokenizer_name=INDEX_ANALYZER, index_option="freq")
-    for name in KEY_FIELDS.values():
+    for name in (*KEY_FIELDS.values(), *LENGTH_FIELDS.values()):
         builder.add_integer_field(name, fast=True)
     builder.add_bytes_field(STORED, stored=True)
+    builder.add_bytes_field(TERMS, stored=True)
     return builder.build()
 
 

@@ -1,10 +1,11 @@
 """Both keyword index engines answer the shipped golden set alike (issue 10): the same top 10
 per query through plain keyword recall and through the full read pipeline, on one database.
 
-The engines' BM25 differs in its statistics (Whoosh: over what the caller may read and asked
-to search; tantivy: over the whole index, see projection/tantivy/index.py), its idf formula
-and tantivy's one-byte field lengths, so scores differ and near-ties may swap places; what the
-test holds them to is written beside each assertion (docs/search-engines.md has the figures).
+The engines' BM25 differs in which readable documents its statistics count (Whoosh: what the
+caller may read and asked to search; tantivy: what the caller may read as of the read's
+instant, see projection/tantivy/statistics.py) and in the stemmer, so scores differ and
+near-ties may swap places; what the test holds them to is written beside each assertion
+(docs/search-engines.md has the figures).
 """
 
 from __future__ import annotations

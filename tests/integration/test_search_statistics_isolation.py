@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from runtime import App
-from tests.conftest import INDEX_ENGINE, World, make_world
+from tests.conftest import World, make_world
 from tests.read_world import add_evidence, request
 
 QUERY = "deploy rollback canary"
@@ -28,11 +26,6 @@ def _seen(w: World) -> list[tuple[Any, ...]]:
     ] + [("trace", repr(out["trace"].get("recall")))]
 
 
-@pytest.mark.xfail(
-    INDEX_ENGINE == "tantivy",
-    reason="tantivy's BM25 statistics cover the whole index (docs/search-engines.md)",
-    strict=True,
-)
 def test_forbidden_documents_change_neither_scores_nor_order(world: World, sqlite_app: App) -> None:
     w = world
     add_evidence(w.app, w.repo, "deploy.md", "# Deploy\n\nDeploy with a canary, then watch.\n")
