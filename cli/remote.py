@@ -21,6 +21,7 @@ import httpx
 
 from cli.errors import error_class, local_only
 from domain.errors import AmeideError
+from domain.values import RepoRef, require_unicode_tree
 from edge.errors import Unavailable
 from edge.version import package_version
 
@@ -36,7 +37,12 @@ def _seg(value: str) -> str:
 
 
 def _repo(repo: str) -> str:
-    return "/repositories/" + "/".join(_seg(part) for part in repo.split("/"))
+    """The repository's path, the id checked as the service checks it (a malformed one would
+    otherwise reach no route and come back as a bare 404)."""
+    ref = RepoRef.parse(repo)
+    return "/repositories/" + "/".join(
+        _seg(p) for p in (ref.tenant_id, ref.organization_id, ref.repository_id)
+    )
 
 
 def _params(**values: Any) -> dict[str, Any]:
@@ -109,6 +115,10 @@ class RemoteService:
         params: Mapping[str, Any] | None = None,
         body: Any = None,
     ) -> Any:
+        if isinstance(body, Mapping):  # JSON cannot carry a lone surrogate: name it as the
+            for field, value in body.items():  # service would, instead of failing to encode
+                require_unicode_tree(value, field)
+        require_unicode_tree(dict(params or {}), "query")
         try:
             response = self._http.request(method, path, params=params, json=body)
         except httpx.HTTPError as exc:  # never the request's headers: they hold the token

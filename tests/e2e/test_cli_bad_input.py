@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import app
+from tests.e2e.conftest import ADMIN, serving
 
 MISSING = "000000000000000000000000"
 TWO_MIB = 2 * 1024 * 1024
@@ -160,6 +161,41 @@ def test_bad_input_gives_a_one_line_error_and_changes_nothing(
     result = cli(*build(world), as_="user:admin")
 
     assert result.exit_code == exit_code
+    assert re.fullmatch(rf"error: {code}: [^\n]+\n", result.stderr), result.stderr
+    assert fragment in result.stderr
+    assert result.stdout == ""
+    assert cli.snapshot() == before
+
+
+@pytest.fixture(scope="module")
+def over_the_server(world):
+    """The module's home served over REST, the administrator's token minted beforehand (so
+    the cases below write nothing, a token included)."""
+    with serving(world["repo"].cli) as remote:
+        remote.token_for(ADMIN)
+        yield remote
+
+
+REMOTE_CASES = {name: case for name, case in CASES.items() if name != "a malformed principal"}
+"""Every case but ``--as bob``: over ``--server`` the token says who you are and ``--as`` is
+refused (test_cli_remote)."""
+
+
+@pytest.mark.parametrize(
+    ("build", "exit_code", "code", "fragment"), REMOTE_CASES.values(), ids=REMOTE_CASES
+)
+def test_bad_input_over_the_server_gives_the_same_code_and_exit_and_changes_nothing(
+    world, over_the_server, build, exit_code, code, fragment
+):
+    """The same cases in remote mode (``--server URL --token T``): input the CLI checks itself
+    fails before any request; the rest comes back from REST as the same code, exit code and
+    words."""
+    cli = over_the_server
+    before = cli.snapshot()
+
+    result = cli(*build(world))
+
+    assert result.exit_code == exit_code, result.stderr
     assert re.fullmatch(rf"error: {code}: [^\n]+\n", result.stderr), result.stderr
     assert fragment in result.stderr
     assert result.stdout == ""
