@@ -220,13 +220,17 @@ def audit_export(
     actor: Annotated[
         str | None, typer.Option("--actor", metavar="PRINCIPAL", help="Only events by this actor.")
     ] = None,
+    json_: JsonFlag = False,
 ) -> None:
     """The repository's audit events as a file for an auditor, oldest first: CSV (cells made
     safe for spreadsheets) or JSON — the console's export. At most 10,000 events; narrow with
-    --since / --until when there are more (a note on stderr says so)."""
+    --since / --until when there are more (a note on stderr says so). With -o FILE, --json
+    prints {path, format, events}."""
+    s = session(ctx, json_)
     if format_ not in EXPORT_FORMATS:
         raise InvalidArgument(f"--format must be csv or json, not {format_!r}", field="format")
-    s = session(ctx, False)
+    if s.json and out is None and format_ == "csv":
+        raise InvalidArgument("--json prints one JSON document: add --format json, or -o FILE")
     rows = s.service.history(
         s.caller,
         repo,
@@ -241,7 +245,8 @@ def audit_export(
         sys.stdout.write(text)
     else:
         out.write_text(text, encoding="utf-8")
-        output.note(f"wrote {len(rows)} events to {out}")
+        written = {"path": str(out), "format": format_, "events": len(rows)}
+        s.emit(written, lambda w: output.note(f"wrote {w['events']} events to {w['path']}"))
     if len(rows) == EXPORT_LIMIT:
         output.note(f"stopped at {EXPORT_LIMIT} events: narrow with --since / --until for the rest")
 

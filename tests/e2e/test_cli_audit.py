@@ -81,6 +81,8 @@ def test_audit_export_writes_the_history_as_csv_or_json_safe_for_spreadsheets(re
     assert rows[0][:3] == ["chain_seq", "occurred_at", "event_type"]
     assert [r[2] for r in rows[1:]] == [e["event_type"] for e in events]
     assert not any(cell.startswith("=") for row in rows for cell in row)  # no formula runs
+    summary = cli.ok("audit", "export", "--repo", repo.key, "-o", str(target), as_=repo.auditor)
+    assert summary == {"path": str(target), "format": "csv", "events": len(events)}
     refused = cli("audit", "export", "--repo", repo.key, "--format", "xml", as_=repo.auditor)
     assert refused.exit_code == 2
     assert "--format must be csv or json" in refused.stderr
