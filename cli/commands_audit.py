@@ -21,6 +21,20 @@ PANEL = "Audit"
 audit_app = typer.Typer(help="The hash-chained audit log.", no_args_is_help=True)
 
 Limit = Annotated[int, typer.Option("--limit", help="At most this many rows.")]
+Since = Annotated[
+    str | None, typer.Option("--since", metavar="TIMESTAMP", help="From this instant (ISO-8601).")
+]
+Until = Annotated[
+    str | None,
+    typer.Option("--until", metavar="TIMESTAMP", help="Up to this instant (ISO-8601)."),
+]
+AboutElement = Annotated[
+    str | None,
+    typer.Option("--element", metavar="ELEMENT_ID", help="Only events about this element."),
+]
+ByActor = Annotated[
+    str | None, typer.Option("--actor", metavar="PRINCIPAL", help="Only events by this actor.")
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -33,21 +47,10 @@ def register(app: typer.Typer) -> None:
 def history(
     ctx: typer.Context,
     repo: Repo,
-    since: Annotated[
-        str | None,
-        typer.Option("--since", metavar="TIMESTAMP", help="From this instant (ISO-8601)."),
-    ] = None,
-    until: Annotated[
-        str | None,
-        typer.Option("--until", metavar="TIMESTAMP", help="Up to this instant (ISO-8601)."),
-    ] = None,
-    element: Annotated[
-        str | None,
-        typer.Option("--element", metavar="ELEMENT_ID", help="Only events about this element."),
-    ] = None,
-    actor: Annotated[
-        str | None, typer.Option("--actor", metavar="PRINCIPAL", help="Only events by this actor.")
-    ] = None,
+    since: Since = None,
+    until: Until = None,
+    element: AboutElement = None,
+    actor: ByActor = None,
     limit: Limit = 1000,
     json_: JsonFlag = False,
 ) -> None:
@@ -205,21 +208,10 @@ def audit_export(
         Path | None,
         typer.Option("--output", "-o", metavar="FILE", help="Write here (default: stdout)."),
     ] = None,
-    since: Annotated[
-        str | None,
-        typer.Option("--since", metavar="TIMESTAMP", help="From this instant (ISO-8601)."),
-    ] = None,
-    until: Annotated[
-        str | None,
-        typer.Option("--until", metavar="TIMESTAMP", help="Up to this instant (ISO-8601)."),
-    ] = None,
-    element: Annotated[
-        str | None,
-        typer.Option("--element", metavar="ELEMENT_ID", help="Only events about this element."),
-    ] = None,
-    actor: Annotated[
-        str | None, typer.Option("--actor", metavar="PRINCIPAL", help="Only events by this actor.")
-    ] = None,
+    since: Since = None,
+    until: Until = None,
+    element: AboutElement = None,
+    actor: ByActor = None,
     json_: JsonFlag = False,
 ) -> None:
     """The repository's audit events as a file for an auditor, oldest first: CSV (cells made
@@ -231,6 +223,8 @@ def audit_export(
         raise InvalidArgument(f"--format must be csv or json, not {format_!r}", field="format")
     if s.json and out is None and format_ == "csv":
         raise InvalidArgument("--json prints one JSON document: add --format json, or -o FILE")
+    from service.history import MAX_HISTORY  # the largest page the service answers
+
     rows = s.service.history(
         s.caller,
         repo,
@@ -238,18 +232,17 @@ def audit_export(
         until=parse_instant(until, "--until"),
         element_id=element,
         actor=actor,
-        limit=EXPORT_LIMIT,
+        limit=MAX_HISTORY,
     )
     text = events_csv(rows) if format_ == "csv" else events_json(rows)
     if out is None:
         sys.stdout.write(text)
     else:
-        out.write_text(text, encoding="utf-8")
+        try:
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InvalidArgument(f"cannot write {out}: {exc.strerror}", field="output") from None
         written = {"path": str(out), "format": format_, "events": len(rows)}
         s.emit(written, lambda w: output.note(f"wrote {w['events']} events to {w['path']}"))
-    if len(rows) == EXPORT_LIMIT:
-        output.note(f"stopped at {EXPORT_LIMIT} events: narrow with --since / --until for the rest")
-
-
-EXPORT_LIMIT = 10_000
-"""The most events one export holds (the service's largest history page)."""
+    if len(rows) == MAX_HISTORY:
+        output.note(f"stopped at {MAX_HISTORY} events: narrow with --since / --until for the rest")

@@ -40,6 +40,11 @@ Scope = Annotated[
         "organization you may read.",
     ),
 ]
+Baseline = Annotated[
+    str | None, typer.Option("--baseline", metavar="ID", help="Baseline of baseline_ref.")
+]
+NoEvidence = Annotated[bool, typer.Option("--no-evidence", help="Leave ingested evidence out.")]
+MaxItems = Annotated[int, typer.Option("--max-items", help=f"At most this many (1-{MAX_ITEMS}).")]
 ContextId = Annotated[str, typer.Argument(metavar="CONTEXT_ID", help="A stored context (ctx_…).")]
 
 
@@ -70,9 +75,7 @@ def context(
     selector: Annotated[
         str, typer.Option("--selector", help="published, baseline_ref, head or version_ref.")
     ] = "published",
-    baseline: Annotated[
-        str | None, typer.Option("--baseline", metavar="ID", help="Baseline of baseline_ref.")
-    ] = None,
+    baseline: Baseline = None,
     element: Annotated[
         list[str] | None, typer.Option("--element", metavar="ID", help="Fetch this element.")
     ] = None,
@@ -84,9 +87,7 @@ def context(
         str | None,
         typer.Option("--valid-at", metavar="TIMESTAMP", help="Keep versions valid then."),
     ] = None,
-    no_evidence: Annotated[
-        bool, typer.Option("--no-evidence", help="Leave ingested evidence out.")
-    ] = False,
+    no_evidence: NoEvidence = False,
     hops: Annotated[
         int, typer.Option("--hops", help=f"Relationship hops to expand (0-{MAX_HOPS}).")
     ] = DEFAULT_HOPS,
@@ -97,9 +98,7 @@ def context(
     max_nodes: Annotated[
         int, typer.Option("--max-nodes", help=f"Expansion cap (1-{MAX_NODES}).")
     ] = DEFAULT_MAX_NODES,
-    max_items: Annotated[
-        int, typer.Option("--max-items", help=f"At most this many (1-{MAX_ITEMS}).")
-    ] = DEFAULT_MAX_ITEMS,
+    max_items: MaxItems = DEFAULT_MAX_ITEMS,
     max_chars: Annotated[
         int, typer.Option("--max-chars", help=f"Context block size cap (1-{MAX_CHARS}).")
     ] = DEFAULT_MAX_CHARS,
@@ -133,16 +132,10 @@ def search(
     selector: Annotated[
         str, typer.Option("--selector", help="published, baseline_ref or head.")
     ] = "published",
-    baseline: Annotated[
-        str | None, typer.Option("--baseline", metavar="ID", help="Baseline of baseline_ref.")
-    ] = None,
+    baseline: Baseline = None,
     as_of: AsOf = None,
-    no_evidence: Annotated[
-        bool, typer.Option("--no-evidence", help="Leave ingested evidence out.")
-    ] = False,
-    max_items: Annotated[
-        int, typer.Option("--max-items", help=f"At most this many (1-{MAX_ITEMS}).")
-    ] = DEFAULT_MAX_ITEMS,
+    no_evidence: NoEvidence = False,
+    max_items: MaxItems = DEFAULT_MAX_ITEMS,
     json_: JsonFlag = False,
 ) -> None:
     """Find what to read: titles and ids only (``memory.search`` of the agents; a stored
