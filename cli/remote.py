@@ -23,6 +23,7 @@ from cli.errors import error_class, local_only
 from domain.errors import AmeideError
 from domain.values import RepoRef, require_unicode_tree
 from edge.errors import Unavailable
+from edge.headers import ON_BEHALF_OF_HEADER, PURPOSE_HEADER
 from edge.version import package_version
 
 TIMEOUT = httpx.Timeout(60.0, connect=10.0)
@@ -83,9 +84,9 @@ class RemoteService:
             "Accept": "application/json",
         }
         if on_behalf_of:
-            headers["X-Ameide-On-Behalf-Of"] = on_behalf_of
+            headers[ON_BEHALF_OF_HEADER] = on_behalf_of
         if purpose:
-            headers["X-Ameide-Purpose"] = purpose
+            headers[PURPOSE_HEADER] = purpose
         self._http = httpx.Client(
             base_url=self.server + "/v1",
             headers=headers,

@@ -7,8 +7,10 @@ only its transport's translation — an HTTP response, a ``grpc.StatusCode``, a 
     edge.errors    the error table (class → HTTP status, gRPC status name, exit code, advice),
                    the ``{"error": {code, message, details}}`` body, validation problems
     edge.callers   bearer token / local principal + roles, on-behalf-of, purpose → ``Caller``
-    edge.network   ``is_loopback``, the guard against serving unauthenticated to the network
+    edge.headers   the narrowing headers' names (and their gRPC metadata keys)
+    edge.network   ``is_loopback``, refusing an open bind without auth, Origin patterns
     edge.reading   the read scope ``TENANT/ORG[/REPO]`` and the read defaults
+    edge.exports   the audit history as a CSV or JSON file (spreadsheet-safe cells)
 
 Rules the service needs as well (instants, grant scopes, how one validation problem reads) live
 in ``domain.values``, which this package re-uses.

@@ -22,18 +22,6 @@ from domain.errors import Unauthenticated
 from service.authz import Caller
 from service.tokens import Authenticated
 
-ON_BEHALF_OF_HEADER = "X-Ameide-On-Behalf-Of"
-PURPOSE_HEADER = "X-Ameide-Purpose"
-ROLES_HEADER = "X-Ameide-Roles"
-"""The narrowing headers' names on HTTP (REST, MCP); gRPC metadata keys are the same, lower-case
-(gRPC requires it): see :func:`metadata_key`."""
-
-
-def metadata_key(header: str) -> str:
-    """A narrowing header's gRPC metadata key (``x-ameide-purpose``)."""
-    return header.lower()
-
-
 NO_BEARER_HTTP = (
     "missing bearer token: send 'Authorization: Bearer amt_…' "
     "(create one with `ameide token create PRINCIPAL`)"

@@ -33,15 +33,13 @@ from starlette.types import Receive, Scope, Send
 from domain.errors import AmeideError, PermissionDenied, Unauthenticated
 from edge.callers import (
     NOT_BEARER_HTTP,
-    ON_BEHALF_OF_HEADER,
-    PURPOSE_HEADER,
-    ROLES_HEADER,
     Identity,
     authenticate_caller,
     narrowed_caller,
     presented_token,
 )
 from edge.errors import error_body, rule_for
+from edge.headers import ON_BEHALF_OF_HEADER, PURPOSE_HEADER, ROLES_HEADER
 from edge.network import MAX_REQUEST_BYTES, is_loopback, origin_matches, refuse_open_bind
 from mcp_adapter.server import MemoryMcp, Observe
 from mcp_adapter.settings import McpSettings

@@ -25,14 +25,11 @@ from domain.errors import InvalidArgument, Unauthenticated
 from edge.callers import (
     NO_BEARER_GRPC,
     NOT_BEARER_GRPC,
-    ON_BEHALF_OF_HEADER,
-    PURPOSE_HEADER,
-    ROLES_HEADER,
     authenticate_caller,
-    metadata_key,
     narrowed_caller,
     presented_token,
 )
+from edge.headers import ON_BEHALF_OF_HEADER, PURPOSE_HEADER, ROLES_HEADER, metadata_key
 from server.grpc_calls import Behavior, current_call, wrap_unary
 from service.authz import Caller
 from service.tokens import Authenticated

@@ -24,12 +24,10 @@ from domain.errors import InvalidArgument
 from edge.callers import (
     NO_BEARER_HTTP,
     NOT_BEARER_HTTP,
-    ON_BEHALF_OF_HEADER,
-    PURPOSE_HEADER,
-    ROLES_HEADER,
     presented_token,
     resolve_caller,
 )
+from edge.headers import ON_BEHALF_OF_HEADER, PURPOSE_HEADER, ROLES_HEADER
 from server.rest_types import OnBehalfOfHeader, PurposeHeader, RolesHeader, Segment
 from service.app import MemoryService
 from service.authz import Caller
