@@ -57,8 +57,7 @@ class LinkGraphs:
     ) -> LinkGraph:
         """The link graph of ``selection`` (links live at ``at`` in ``repositories``)."""
         key = (selection.version_ids(), None if at is None else at.timestamp())
-        made = self._graphs.get(key, lambda: self._build(uow, index, selection, repositories, at))
-        return made  # type: ignore[return-value]
+        return self._graphs.get(key, lambda: self._build(uow, index, selection, repositories, at))
 
     def _build(
         self,
@@ -107,7 +106,7 @@ class LinkGraphs:
             if found is None:
                 missing.append(version_id)
             else:
-                out[version_id] = found  # type: ignore[assignment]
+                out[version_id] = found
         for version_id, row in uow.store.version_rows(missing).items():
             texts = anchor_texts(str(row["body"]))
             made: _Analysed = (

@@ -115,15 +115,15 @@ class ReadPipeline:
 
     def _chunks(self, version_id: str, body: str) -> list[Piece]:
         key = ("chunks", version_id, len(body))  # an erased body is another key
-        return self.memo.get(key, lambda: content_chunks(body))  # type: ignore[return-value]
+        return self.memo.get(key, lambda: content_chunks(body))
 
     def _words(self, version_id: str, body: str, chunks: list[Piece]) -> Words:
         key = ("words", version_id, len(body))
-        return self.memo.get(key, lambda: chunk_words(body, chunks))  # type: ignore[return-value]
+        return self.memo.get(key, lambda: chunk_words(body, chunks))
 
     def _shingles(self, version_id: str, body: str) -> Shingles:
         key = ("shingles", version_id, len(body))
-        return self.memo.get(key, lambda: shingles(body))  # type: ignore[return-value]
+        return self.memo.get(key, lambda: shingles(body))
 
     def configure_ranking(self, weights: RankingWeights | Mapping[str, object] | None) -> None:
         """Set the score weights (e.g. the config file's ``ranking`` object)."""
@@ -253,7 +253,7 @@ class ReadPipeline:
             version_id = s.candidate.version_id
             body = _readable_body(ranked.rows[version_id])
             key = ("abbreviations", version_id, len(body))
-            found: list[Definition] = self.memo.get(key, partial(definitions, body))  # type: ignore[assignment]
+            found: list[Definition] = self.memo.get(key, partial(definitions, body))
             for d in found:
                 known.setdefault(d.short, (d, version_id))
         added = additions(query, (d for d, _ in known.values()))

@@ -3,13 +3,12 @@ small memo of what is derived from immutable version bodies."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from projection.lru import Lru
 from projection.packaging import ItemSource, Packed
 from projection.ranking import Scored
 from projection.selection import Selection
@@ -22,38 +21,11 @@ MEMO_SIZE = 2_000
 """Versions whose chunks and shingles are kept between reads (they never change)."""
 
 
-class Memo:
-    """A small thread-safe LRU of what is derived from immutable version bodies."""
+class Memo(Lru):
+    """What is derived from immutable version bodies (chunks, shingles), kept between reads."""
 
     def __init__(self, size: int = MEMO_SIZE) -> None:
-        self._size = size
-        self._data: OrderedDict[Hashable, object] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable, make: Callable[[], object]) -> object:
-        """The value for ``key``, made (outside the lock) when missing."""
-        with self._lock:
-            if key in self._data:
-                self._data.move_to_end(key)
-                return self._data[key]
-        value = make()
-        self.put(key, value)
-        return value
-
-    def peek(self, key: Hashable) -> object | None:
-        """The value for ``key`` if kept, else ``None``."""
-        with self._lock:
-            if key not in self._data:
-                return None
-            self._data.move_to_end(key)
-            return self._data[key]
-
-    def put(self, key: Hashable, value: object) -> None:
-        """Keep ``value`` for ``key`` (the least recently used go beyond the size)."""
-        with self._lock:
-            self._data[key] = value
-            while len(self._data) > self._size:
-                self._data.popitem(last=False)
+        super().__init__(size)
 
 
 @dataclass

@@ -56,6 +56,7 @@ from projection.generations import (
     write_state,
 )
 from projection.keyword_index import MAX_QUERY_TERMS, QUESTION_WORDS
+from projection.lru import Lru
 from projection.tantivy import statistics
 from projection.tantivy.schema import (
     FORMAT,
@@ -69,7 +70,6 @@ from projection.tantivy.schema import (
     micros,
     schema,
 )
-from projection.tantivy.statistics import Kept
 
 ENGINE = "tantivy"
 # Field weights: the Whoosh engine's (projection.whoosh.scoring, measured there).
@@ -105,8 +105,8 @@ class _Side:
         self._lock = threading.Lock()
         self.epoch = 0
         """Counts reloads: what :mod:`~projection.tantivy.statistics` keeps is per epoch."""
-        self.kept = Kept()
-        self.documents = Kept(statistics.DOCUMENTS_KEPT)
+        self.kept = Lru(statistics.KEPT)
+        self.documents = Lru(statistics.DOCUMENTS_KEPT)
 
     def _meta_key(self) -> tuple[int, int, int] | None:
         try:

@@ -13,7 +13,7 @@ documents are returned, not the statistics: the Whoosh engine narrows its statis
 - Population statistics (document count, summed exact field lengths from the ``*_length`` fast
   fields) by one aggregation over the population query; document frequencies of the query's
   terms per field by one aggregation of filter buckets over the population's matching documents.
-  Both are kept per reader epoch (``Kept``): reads repeat populations and words.
+  Both are kept per reader epoch (``Lru``): reads repeat populations and words.
 - BM25 exactly as the Whoosh engine computes it (k1 1.2, b 0.75, its field weights and its
   ``idf = log(N / (df + 1)) + 1``; tantivy's ``ln(1 + (N − df + 0.5) / (df + 0.5))`` scored the
   real-corpus dev set 0.011 lower, nDCG@10 of the full pipeline) over the population, with
@@ -35,20 +35,19 @@ from __future__ import annotations
 import json
 import math
 import struct
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 import tantivy
 
 from projection import keyword_index as port
+from projection.lru import Lru
 from projection.tantivy.schema import LENGTH_FIELDS, TEXT_FIELDS, filter_queries, micros
 
 K1, B = 1.2, 0.75  # tantivy's BM25 parameters, and the Whoosh engine's
 SAFETY = 1e-4
 """Relative margin of the rescoring bound for tantivy's single-precision arithmetic."""
-_KEPT = 20_000  # entries a side keeps (statistics per population, frequencies per word)
+KEPT = 20_000  # entries a side keeps (statistics per population, frequencies per word)
 DOCUMENTS_KEPT = 16_000_000
 """Characters of analysed text a side keeps for the documents it rescored (the same documents
 top one query after another; analysing a chunk's text again was most of a search)."""
@@ -58,33 +57,6 @@ Read = Callable[[tantivy.Document], tuple[dict[str, Any], Sequence[str]]]
 """A stored document → its hit fields and its analysed title, headings and text."""
 Clause = tuple[int, str, float, float]
 """(field position, term, BM25 weight ``field weight · idf · (k1 + 1)``, length norm factor)."""
-
-
-class Kept:
-    """What one side keeps between searches, keyed by reader epoch (least recently used out,
-    beyond ``most`` in total size: each entry counts its ``size``)."""
-
-    def __init__(self, most: int = _KEPT) -> None:
-        self._lock = threading.Lock()
-        self._values: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
-        self._held = 0
-        self._most = most
-
-    def get(self, key: Hashable) -> Any:
-        with self._lock:
-            found = self._values.get(key)
-            if found is None:
-                return None
-            self._values.move_to_end(key)
-            return found[0]
-
-    def put(self, key: Hashable, value: Any, size: int = 1) -> None:
-        with self._lock:
-            old = self._values.pop(key, None)
-            self._held += size - (old[1] if old else 0)
-            self._values[key] = (value, size)
-            while self._held > self._most and len(self._values) > 1:
-                self._held -= self._values.popitem(last=False)[1][1]
 
 
 def population_query(schema: tantivy.Schema, f: port.IndexFilter) -> tantivy.Query:
@@ -114,8 +86,8 @@ def population_query(schema: tantivy.Schema, f: port.IndexFilter) -> tantivy.Que
 
 
 def search(
-    kept: Kept,
-    documents_kept: Kept,
+    kept: Lru,
+    documents_kept: Lru,
     epoch: int,
     searcher: tantivy.Searcher,
     schema: tantivy.Schema,
@@ -189,7 +161,7 @@ def search(
 
 
 def _rescored(
-    documents: Kept,
+    documents: Lru,
     epoch: int,
     searcher: tantivy.Searcher,
     query: tantivy.Query,
@@ -249,7 +221,7 @@ def _rescored(
 
 
 def _prepared(
-    documents: Kept,
+    documents: Lru,
     epoch: int,
     searcher: tantivy.Searcher,
     address: tantivy.DocAddress,
@@ -257,7 +229,7 @@ def _prepared(
 ) -> Prepared:
     """A document's hit and analysed fields, read once and kept while the reader is current."""
     key = (epoch, address.segment_ord, address.doc)
-    found: Prepared | None = documents.get(key)
+    found: Prepared | None = documents.peek(key)
     if found is None:
         hit, texts = read(searcher.doc(address))
         lengths = [text.count(" ") + 1 if text else 0 for text in texts]
@@ -305,7 +277,7 @@ def _threshold(
 
 
 def _population(
-    kept: Kept,
+    kept: Lru,
     epoch: int,
     searcher: tantivy.Searcher,
     everyone: tantivy.Query,
@@ -313,7 +285,7 @@ def _population(
 ) -> tuple[int, tuple[float, ...]]:
     """The population's document count and average length of each text field."""
     key = ("population", epoch, population)
-    found = kept.get(key)
+    found = kept.peek(key)
     if found is None:
         aggregations: dict[str, Any] = {"n": {"value_count": {"field": "version_key"}}}
         for name in TEXT_FIELDS:
@@ -328,7 +300,7 @@ def _population(
 
 
 def _frequencies(
-    kept: Kept,
+    kept: Lru,
     epoch: int,
     searcher: tantivy.Searcher,
     everyone: tantivy.Query,
@@ -340,7 +312,7 @@ def _frequencies(
     found: dict[tuple[str, str], int] = {}
     missing = []
     for pair in pairs:
-        value = kept.get(("df", epoch, population, pair))
+        value = kept.peek(("df", epoch, population, pair))
         if value is None:
             missing.append(pair)
         else:
@@ -358,12 +330,12 @@ def _frequencies(
 
 
 def _whole_index(
-    kept: Kept, epoch: int, searcher: tantivy.Searcher, schema: tantivy.Schema, read: Read
+    kept: Lru, epoch: int, searcher: tantivy.Searcher, schema: tantivy.Schema, read: Read
 ) -> tuple[int, dict[str, float]]:
     """tantivy's own statistics: its document count (deleted documents included) and average
     length per text field, read from its explanation of one document per field."""
     key = ("index", epoch)
-    found = kept.get(key)
+    found = kept.peek(key)
     if found is None:
         total = int(searcher.num_docs)
         averages: dict[str, float] = {}
