@@ -223,6 +223,28 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
     ),
     ToolSpec(
+        "memory.drift",
+        "Drifted pages",
+        "List curated pages that cite evidence which changed (or was retired) since the "
+        "version they pin: the evidence, pinned and current versions, a diff and since when. "
+        "Hedge an answer that relies on such a page, or propose an update to it.",
+        inputs.DriftArgs,
+        outputs.Drift,
+        READ_ONLY,
+        lambda svc, caller, a: svc.drift_list(caller, a.repository).model_dump(mode="json"),
+    ),
+    ToolSpec(
+        "memory.gaps",
+        "Knowledge gaps",
+        "Counts and dates of what the memory holds on a topic (or a whole repository): curated "
+        "vs evidence, retired, superseded, newest times, drifted pages, and your questions that "
+        "got no curated answer. Use it to tell where knowledge is thin or stale.",
+        inputs.GapsArgs,
+        outputs.Gaps,
+        READ_ONLY,
+        lambda svc, caller, a: svc.gaps(caller, a.repository, a.topic).model_dump(mode="json"),
+    ),
+    ToolSpec(
         "memory.propose",
         "Propose a change",
         "Propose a change for a curator to review; it never edits published truth directly. "

@@ -139,47 +139,50 @@ class Drift:
                     f"the evidence's head is {up_to}, not {evidence_version_id}: review it again",
                     current_version_id=up_to,
                 )
-            at = self.k.clock.now()
-            review = DriftReviewed(
-                review_id=new_id("drv"),
-                repository_id=key,
-                curated_element_id=entry.curated_element_id,
-                curated_version_id=entry.curated_version_id,
-                evidence_element_id=entry.evidence_element_id,
-                evidence_version_id=up_to,
-                reviewed_at=existing(iso(at)),
-                reviewed_by=caller.principal_id,
-                note=note,
-            )
-            uow.store.insert_drift_review(
-                review_id=review.review_id,
-                repo_key=key,
-                curated_element_id=review.curated_element_id,
-                curated_version_id=review.curated_version_id,
-                evidence_element_id=review.evidence_element_id,
-                evidence_version_id=up_to,
-                reviewed_at=at,
-                reviewed_by=caller.principal_id,
-                on_behalf_of=caller.on_behalf_of,
-                note=note,
-            )
-            self.k.audit.event(
-                uow,
-                caller,
-                key,
-                "drift.reviewed",
-                at,
-                element_id=review.curated_element_id,
-                version_id=review.curated_version_id,
-                payload={
-                    "review_id": review.review_id,
-                    "evidence_element_id": review.evidence_element_id,
-                    "pinned_version_id": entry.pinned.version_id,
-                    "evidence_version_id": up_to,
-                    "note": note,
-                },
-            )
+            review = self._record(uow, caller, key, entry, note)
             uow.commit()
+        return review
+
+    def _record(
+        self, uow: UnitOfWork, caller: Caller, key: str, entry: DriftEntry, note: str | None
+    ) -> DriftReviewed:
+        """Write the review row of ``entry`` up to its current evidence version, and its event."""
+        at = self.k.clock.now()
+        up_to = entry.current.version_id
+        review = DriftReviewed(
+            review_id=new_id("drv"),
+            repository_id=key,
+            curated_element_id=entry.curated_element_id,
+            curated_version_id=entry.curated_version_id,
+            evidence_element_id=entry.evidence_element_id,
+            evidence_version_id=up_to,
+            reviewed_at=existing(iso(at)),
+            reviewed_by=caller.principal_id,
+            note=note,
+        )
+        uow.store.insert_drift_review(
+            review_id=review.review_id,
+            repo_key=key,
+            curated_element_id=review.curated_element_id,
+            curated_version_id=review.curated_version_id,
+            evidence_element_id=review.evidence_element_id,
+            evidence_version_id=up_to,
+            reviewed_at=at,
+            reviewed_by=caller.principal_id,
+            on_behalf_of=caller.on_behalf_of,
+            note=note,
+        )
+        payload = {
+            "review_id": review.review_id,
+            "evidence_element_id": review.evidence_element_id,
+            "pinned_version_id": entry.pinned.version_id,
+            "evidence_version_id": up_to,
+            "note": note,
+        }
+        self.k.audit.event(
+            uow, caller, key, "drift.reviewed", at, element_id=review.curated_element_id,
+            version_id=review.curated_version_id, payload=payload,
+        )  # fmt: skip
         return review
 
     def drift_propose(
