@@ -193,7 +193,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Explain a context",
         "Like memory.get_context, but also returns why each item was chosen: per-item score "
         "breakdowns and a trace (query terms, filters, candidates, drops with reasons). Use it "
-        "when results look wrong or you must justify them." + CITE,
+        "when results look wrong or you must justify them. A curated item whose cited evidence "
+        "changed since carries evidence_drift: hedge, or see memory.drift." + CITE,
         inputs.ReadArgs,
         outputs.Context,
         READ_ONLY,

@@ -78,6 +78,26 @@ def _entry(uow: UnitOfWork, key: str, row: dict[str, Any], published: dict[str, 
     )
 
 
+def drift_flags(uow: UnitOfWork, perms: dict[str, Permission]) -> dict[str, list[dict[str, Any]]]:
+    """Curated element id → the drifted evidence it cites (what ``explain`` flags on an item so an
+    agent can hedge), per repository of ``perms``, trimmed like the drift list."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for key, perm in perms.items():
+        for row in uow.store.drifted_citations(key, access_levels({key: perm})):
+            pinned = existing(uow.store.get_version(row["pinned_version_id"]))
+            moved = uow.store.first_version_after(row["evidence_element_id"], pinned.seq)
+            out.setdefault(row["curated_element_id"], []).append(
+                {
+                    "evidence_element_id": row["evidence_element_id"],
+                    "pinned_version_id": pinned.version_id,
+                    "current_version_id": row["current_version_id"],
+                    "evidence_retired": row["evidence_retired_at"] is not None,
+                    "drifted_since": iso(moved or row["evidence_retired_at"]),
+                }
+            )
+    return out
+
+
 class Drift:
     """Drifted citations: list them, review one, open a proposal from one."""
 

@@ -141,3 +141,19 @@ def test_gaps_counts_curated_and_evidence_and_questions_without_a_curated_answer
     assert w.svc.gaps(w.reader, w.repo).unanswered == []
     assert [q.query for q in w.svc.gaps(w.auditor, w.repo).unanswered] == ["which phase"]
     assert w.svc.gaps(w.agent, w.repo, topic="nothing-mentions-this").evidence.total == 0
+
+
+def test_explain_flags_a_curated_item_whose_evidence_moved_for_who_may_read_it(scene: Scene):
+    w = scene.w
+    scene.sync(V2)
+    asked = request(w.repo, element_ids=[scene.page], explain=True)
+    [item] = w.svc.read_context(w.agent, asked)["items"]
+    [flag] = item["evidence_drift"]
+    assert flag["evidence_element_id"] == scene.evidence
+    assert flag["pinned_version_id"] == scene.pinned["version_id"]
+    assert flag["evidence_retired"] is False
+    [plain] = w.svc.read_context(w.agent, {**asked, "explain": False})["items"]
+    assert "evidence_drift" not in plain
+    [hedged_not] = w.svc.read_context(scene.low, asked)["items"]  # reads the page only
+    assert hedged_not["element_id"] == scene.page
+    assert "evidence_drift" not in hedged_not
