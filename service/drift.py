@@ -192,8 +192,9 @@ class Drift:
             on_behalf_of=caller.on_behalf_of,
             note=note,
         )
-        payload = {
+        payload = {  # target_element_id: the event is hidden from who may not read the evidence
             "review_id": review.review_id,
+            "target_element_id": review.evidence_element_id,
             "evidence_element_id": review.evidence_element_id,
             "pinned_version_id": entry.pinned.version_id,
             "evidence_version_id": up_to,

@@ -87,6 +87,10 @@ def test_a_review_settles_the_drift_until_the_evidence_moves_again(scene: Scene)
     [reviewed] = [e for e in events if e["event_type"] == "drift.reviewed"]
     assert reviewed["actor"] == w.curator.principal_id
     assert reviewed["payload"]["evidence_version_id"] == entry.current.version_id
+    # who reads the page but not the evidence does not learn, from history, that it drifted
+    seen = w.svc.history(scene.low, w.repo, element_id=scene.page)
+    assert seen
+    assert "drift.reviewed" not in {e["event_type"] for e in seen}
 
     scene.sync(V3)
     [again] = scene.drift()
