@@ -20,6 +20,7 @@ from typer.core import TyperGroup, TyperOption
 from cli import (
     commands_admin,
     commands_audit,
+    commands_drift,
     commands_elements,
     commands_index,
     commands_ingest,
@@ -291,6 +292,7 @@ def main(
 commands_admin.register(app)
 commands_elements.register(app)
 commands_proposals.register(app)
+commands_drift.register(app)
 commands_publish.register(app)
 commands_audit.register(app)
 commands_read.register(app)

@@ -125,7 +125,7 @@ def block(text: str | None, title: str | None = None) -> None:
         console.print(Text(printable(text.rstrip("\n"), multiline=True)), soft_wrap=True)
 
 
-FLEXIBLE = frozenset({"summary", "title", "subject", "reason", "purpose", "name"})
+FLEXIBLE = frozenset({"summary", "title", "subject", "reason", "purpose", "name", "query"})
 """Columns of free text: in a narrow terminal they are shortened (with …) so the others fit."""
 MIN_FLEXIBLE = 12
 GAP = 3  # characters between two columns of the table style used

@@ -311,6 +311,38 @@ class RemoteService:
         path = f"/proposals/{_seg(proposal_id)}/withdraw"
         return self._call("POST", path, body=_body(rationale=rationale))
 
+    # -- drift and gaps ----------------------------------------------------------------------
+    def drift_list(self, caller: Any, repo: str) -> Any:
+        return self._call("GET", _repo(repo) + "/drift")
+
+    def drift_review(
+        self,
+        caller: Any,
+        curated_element_id: str,
+        evidence_element_id: str,
+        *,
+        evidence_version_id: str | None = None,
+        note: str | None = None,
+    ) -> Any:
+        path = f"/elements/{_seg(curated_element_id)}/drift/{_seg(evidence_element_id)}/review"
+        body = _body(evidence_version_id=evidence_version_id, note=note)
+        return self._call("POST", path, body=body)
+
+    def drift_propose(
+        self,
+        caller: Any,
+        curated_element_id: str,
+        evidence_element_id: str,
+        *,
+        body: str | None = None,
+        summary: str | None = None,
+    ) -> Any:
+        path = f"/elements/{_seg(curated_element_id)}/drift/{_seg(evidence_element_id)}/propose"
+        return self._call("POST", path, body=_body(body=body, summary=summary))
+
+    def gaps(self, caller: Any, repo: str, topic: str | None = None) -> Any:
+        return self._call("GET", _repo(repo) + "/gaps", params=_params(topic=topic))
+
     # -- publishing ------------------------------------------------------------------------
     def create_baseline(
         self,

@@ -14,6 +14,7 @@ compare-and-swap). Sign-in exchanges a bearer token for a session cookie (``cons
     /repos/{repo}/elements        a repository's elements, paged
     /repos/{repo}/baselines       list, create, diff, promote / roll back, pointer history
     /repos/{repo}/audit           history with filters, chain verification, CSV/JSON export
+    /repos/{repo}/drift           drifted pages with evidence diffs, review / propose; gaps
     /context                      ask a question as yourself, see what an agent would get
 """
 
@@ -26,7 +27,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from console import pages_baselines, pages_elements, pages_history, pages_review
+from console import pages_baselines, pages_drift, pages_elements, pages_history, pages_review
 from console.session import (
     SESSION_COOKIE,
     SIGNIN_COOKIE,
@@ -64,7 +65,7 @@ def create_console(service: MemoryService, *, sessions: SessionStore | None = No
     app.add_api_route("/sign-in", sign_in_page, methods=["GET"], response_class=HTMLResponse)
     app.add_api_route("/sign-in", sign_in, methods=["POST"])
     app.add_api_route("/sign-out", sign_out, methods=["POST"])
-    for module in (pages_review, pages_elements, pages_baselines, pages_history):
+    for module in (pages_review, pages_elements, pages_baselines, pages_history, pages_drift):
         app.include_router(module.router)
     app.add_middleware(SecurityHeaders)
     return app

@@ -150,6 +150,26 @@ class HistoryArgs(BaseModel):
     element_id: str = Field(description="The element (el_…) whose versions to list.")
 
 
+class DriftArgs(BaseModel):
+    """What ``memory.drift`` takes."""
+
+    model_config = _STRICT
+    repository: str = Field(description="The repository: TENANT/ORG/REPO.")
+
+
+class GapsArgs(BaseModel):
+    """What ``memory.gaps`` takes."""
+
+    model_config = _STRICT
+    repository: str = Field(description="The repository: TENANT/ORG/REPO.")
+    topic: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Count only elements (and your questions) mentioning every word; omit for "
+        "the whole repository.",
+    )
+
+
 class Span(BaseModel):
     """Where in a version's body a citation points."""
 

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from service.results import ElementHistory, ElementWithVersion, Proposal, View
+from service.results_drift import DriftList, GapsReport
 from service.results_read import CitationsVerified, Neighborhood, ReadContext
 
 Context = ReadContext
@@ -17,10 +18,14 @@ ElementResult = ElementWithVersion
 History = ElementHistory
 Verification = CitationsVerified
 ProposalResult = Proposal
+Drift = DriftList
+Gaps = GapsReport
 
 __all__ = [
     "Context",
+    "Drift",
     "ElementResult",
+    "Gaps",
     "Health",
     "History",
     "Neighborhood",

@@ -193,7 +193,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Explain a context",
         "Like memory.get_context, but also returns why each item was chosen: per-item score "
         "breakdowns and a trace (query terms, filters, candidates, drops with reasons). Use it "
-        "when results look wrong or you must justify them." + CITE,
+        "when results look wrong or you must justify them. A curated item whose cited evidence "
+        "changed since carries evidence_drift: hedge, or see memory.drift." + CITE,
         inputs.ReadArgs,
         outputs.Context,
         READ_ONLY,
@@ -221,6 +222,28 @@ TOOLS: tuple[ToolSpec, ...] = (
         lambda svc, caller, a: svc.verify_citations(
             caller, a.context_id, [c.model_dump(exclude_none=True) for c in a.citations]
         ),
+    ),
+    ToolSpec(
+        "memory.drift",
+        "Drifted pages",
+        "List curated pages that cite evidence which changed (or was retired) since the "
+        "version they pin: the evidence, pinned and current versions, a diff and since when. "
+        "Hedge an answer that relies on such a page, or propose an update to it.",
+        inputs.DriftArgs,
+        outputs.Drift,
+        READ_ONLY,
+        lambda svc, caller, a: svc.drift_list(caller, a.repository).model_dump(mode="json"),
+    ),
+    ToolSpec(
+        "memory.gaps",
+        "Knowledge gaps",
+        "Counts and dates of what the memory holds on a topic (or a whole repository): curated "
+        "vs evidence, retired, superseded, newest times, drifted pages, and your questions that "
+        "got no curated answer. Use it to tell where knowledge is thin or stale.",
+        inputs.GapsArgs,
+        outputs.Gaps,
+        READ_ONLY,
+        lambda svc, caller, a: svc.gaps(caller, a.repository, a.topic).model_dump(mode="json"),
     ),
     ToolSpec(
         "memory.propose",

@@ -23,9 +23,11 @@ from service.core import UowFactory
 from service.curation import Curation
 from service.decisions import Decisions
 from service.discovery import Discovery
+from service.drift import Drift
 from service.elements import Elements
 from service.erasure import Erasure
 from service.evaluation import Evaluation
+from service.gaps import Gaps
 from service.gate import Gate
 from service.history import History
 from service.index_admin import IndexAdmin
@@ -61,9 +63,10 @@ def compose(
     book = ProposalBook(k, writer, decisions)
     pipeline = ReadPipeline(k, indexer, semantic, ranking, SelectionCache())
     tokens = TokenRegistry(k)
+    curation = Curation(k, book)
     parts = UseCases(
         elements=Elements(k, writer),
-        curation=Curation(k, book),
+        curation=curation,
         review=Review(k, book, decisions),
         publishing=Publishing(k, decisions),
         history=History(k),
@@ -75,5 +78,7 @@ def compose(
         reading=Reading(k, pipeline),
         evaluation=Evaluation(k, pipeline),
         ingest=Ingest(k, FileMirror(k, writer), LinkMirror(k, writer), backlog_sources),
+        drift=Drift(k, curation),
+        gaps=Gaps(k),
     )
     return MemoryService(parts), pipeline

@@ -339,3 +339,21 @@ class ReplayRequest(BaseModel):
     as_recorded: bool = Field(
         default=False, description="Pin the replay to the instant the context resolved."
     )
+
+
+class DriftReviewRequest(BaseModel):
+    """Mark a drift reviewed (curator)."""
+
+    model_config = _STRICT
+    evidence_version_id: VersionId | None = Field(
+        default=None, description="The evidence version reviewed; CONFLICT if it moved since."
+    )
+    note: OptionalRationale | None = None
+
+
+class DriftProposeRequest(BaseModel):
+    """Open a proposal on a drifted page."""
+
+    model_config = _STRICT
+    body: Body | None = Field(default=None, description="New body (default: the current one).")
+    summary: Summary | None = None

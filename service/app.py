@@ -16,9 +16,11 @@ from service.admin import Admin
 from service.authz import Caller
 from service.curation import Curation
 from service.discovery import Discovery
+from service.drift import Drift
 from service.elements import Elements
 from service.erasure import Erasure
 from service.evaluation import Evaluation
+from service.gaps import Gaps
 from service.history import History
 from service.index_admin import IndexAdmin
 from service.ingest import Ingest
@@ -49,6 +51,8 @@ class UseCases:
     reading: Reading
     evaluation: Evaluation
     ingest: Ingest
+    drift: Drift
+    gaps: Gaps
 
 
 class Op(Generic[G, P, R]):
@@ -134,6 +138,11 @@ class MemoryService:
     ingest_backlog = Op("ingest", Ingest.ingest_backlog)
     ingest_status = Op("ingest", Ingest.ingest_status)
     routing_explain = Op("ingest", Ingest.routing_explain)
+    # drift and knowledge gaps
+    drift_list = Op("drift", Drift.drift_list)
+    drift_review = Op("drift", Drift.drift_review)
+    drift_propose = Op("drift", Drift.drift_propose)
+    gaps = Op("gaps", Gaps.gaps)
     # discovery
     whoami = Op("discovery", Discovery.whoami)
     list_repositories = Op("discovery", Discovery.list_repositories)

@@ -20,6 +20,7 @@ concern's port, so a fake for a test implements only what it is asked.
 | ``ReadContextStore`` | stored read contexts | ``store_read`` |
 | ``IngestStore`` | ingest sources, mirrored paths, bulk writes of a run | ``store_ingest`` |
 | ``IndexOutboxStore`` | the index outbox, indexable versions, chunk rows | ``store_index`` |
+| ``DriftStore`` | drifted citations, drift reviews, gaps report rows | ``store_drift`` |
 """
 
 from __future__ import annotations
@@ -294,6 +295,20 @@ class IngestStore(Protocol):
     ) -> dict[str, list[Relationship]]: ...
 
 
+class DriftStore(Protocol):
+    """Drifted citations, drift reviews and the rows of a gaps report (docs/drift.md)."""
+
+    def drifted_citations(self, repo_key: str, access: Access) -> list[dict[str, Any]]: ...
+    def first_version_after(self, element_id: str, seq: int) -> datetime | None: ...
+    def insert_drift_review(self, **row: Any) -> None: ...
+    def gap_rows(
+        self, repo_key: str, access: Access, words: Sequence[str]
+    ) -> list[dict[str, Any]]: ...
+    def stored_questions(
+        self, repo_key: str, principals: Sequence[str] | None, limit: int
+    ) -> list[dict[str, Any]]: ...
+
+
 class IndexOutboxStore(Protocol):
     """The index outbox each derived index consumes, indexable versions, stored chunk rows."""
 
@@ -333,6 +348,7 @@ class Store(
     ReadContextStore,
     IngestStore,
     IndexOutboxStore,
+    DriftStore,
     Protocol,
 ):
     """Everything a unit of work's store offers the service (``UnitOfWork.store``)."""

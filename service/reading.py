@@ -20,6 +20,7 @@ from projection import contexts
 from projection.packaging import content_chunks
 from service.authz import Caller, Permission
 from service.core import UnitOfWork, existing
+from service.drift import drift_flags
 from service.event_trimming import Visibility, readable_items
 from service.gate import Gate
 from service.kernel import Kernel
@@ -84,7 +85,22 @@ class Reading:
         req = parse_request(request)
         caller = self.k.gate.check_caller(effective_caller(caller, req))
         self.pipeline.catch_up_index()
-        return self._store_context(caller, req, self.pipeline.run_read(caller, req), "read_context")
+        body = self.pipeline.run_read(caller, req)
+        if req.explain:
+            self._flag_drift(caller, body["items"])
+        return self._store_context(caller, req, body, "read_context")
+
+    def _flag_drift(self, caller: Caller, items: list[dict[str, Any]]) -> None:
+        """With explain: each curated item whose page cites evidence that changed since the
+        pinned version gets ``evidence_drift`` (docs/drift.md), so an agent can hedge."""
+        repos = {i["repository_id"] for i in items if i["source_kind"] == "CANONICAL"}
+        if not repos:
+            return
+        with self.k.uow(readonly=True) as uow:
+            flags = drift_flags(uow, self.k.gate.permissions(uow, caller, sorted(repos)))
+        for item in items:
+            if item["source_kind"] == "CANONICAL" and item["element_id"] in flags:
+                item["evidence_drift"] = flags[item["element_id"]]
 
     def _store_context(
         self, caller: Caller, req: ReadRequest, body: dict[str, Any], operation: str, **extra: Any

@@ -11,7 +11,7 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from storage.db import make_engine
 
-SCHEMA_REVISION = "e7b3c9d2f5a1"
+SCHEMA_REVISION = "f2a7d3e9c4b1"
 
 
 def database_revision(url: str) -> str | None:

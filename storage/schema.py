@@ -423,3 +423,28 @@ ingest_files = sa.Table(
     _col("element_id", ID, sa.ForeignKey("elements.element_id"), index=True),
     _col("commit_sha", sa.String(64)),
 )
+
+# -- drift ----------------------------------------------------------------------------------
+
+drift_reviews = sa.Table(
+    "drift_reviews",
+    metadata,
+    # A curator looked at a curated version citing evidence that moved, up to an evidence
+    # version: the drift is settled until the evidence moves again (docs/drift.md).
+    _col("review_id", ID, primary_key=True),
+    _col("repo_key", REPO, sa.ForeignKey("repositories.repo_key"), index=True),
+    _col("curated_element_id", ID),
+    _col("curated_version_id", ID),
+    _col("evidence_element_id", ID),
+    _col("evidence_version_id", ID),
+    _col("reviewed_at", TS),
+    _col("reviewed_by", PRINCIPAL),
+    _col("on_behalf_of", PRINCIPAL, nullable=True),
+    _col("note", sa.String(2000), nullable=True),
+    sa.UniqueConstraint(
+        "curated_version_id",
+        "evidence_element_id",
+        "evidence_version_id",
+        name="uq_drift_reviews_reviewed_up_to",
+    ),
+)

@@ -25,6 +25,7 @@ from storage.rows import (
     version_from_row,
     version_row,
 )
+from storage.store_drift import DriftStore
 from storage.store_governance import GovernanceStore
 from storage.store_index import INDEXED_SOURCE_KINDS, IndexStore
 from storage.store_ingest import IngestStore
@@ -86,7 +87,7 @@ class _Forgetting:
         return getattr(self._conn, name)
 
 
-class Store(GovernanceStore, ReadStore, IngestStore, IndexStore):
+class Store(GovernanceStore, ReadStore, IngestStore, IndexStore, DriftStore):
     """Queries and writes of canonical state; no business rules.
 
     A few lookups a governed write repeats within its transaction (the caller's grants, the

@@ -25,7 +25,7 @@ from tests.conftest import World
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = (
     "get_context", "propose", "search", "get_element", "expand",
-    "explain", "history", "verify_citations", "health",
+    "explain", "history", "verify_citations", "health", "drift", "gaps",
 )  # fmt: skip
 
 

@@ -5,7 +5,8 @@ refused (``positive_data_acceptance`` / ``negative_data_rejection``), and a 405 
 method of its path in ``Allow``.
 
 The run uses an administrator's token and pins the path parameters to a real repository,
-element, version, baseline, proposal, relationship and stored context, so generated requests
+element, version, baseline, proposal, relationship, stored context and a drifted citation of the
+element (on evidence ingested from a real git repository, then changed), so generated requests
 reach the service's logic instead of stopping at "not found". Examples are bounded (and seeded)
 so it stays well under a minute.
 
@@ -23,14 +24,17 @@ from pathlib import Path
 
 import pytest
 
+from ingest.plan import element_id_for
 from server.rest import create_app
+from service.authz import Caller
 from tests.conftest import ADMIN, World
 from tests.e2e.rest_harness import running
+from tests.integration.ingest.conftest import GitRepo
 
 pytestmark = pytest.mark.slow
 
 CHECKS = "all"
-OPERATIONS = 51
+OPERATIONS = 55
 """Every operation of the document (a new endpoint must be counted here, so it is fuzzed)."""
 MAX_EXAMPLES = 5
 SEED = 20261121
@@ -49,6 +53,7 @@ ONE_SHOT = [
     "withdraw",
     "rollback",
     "promote",
+    "drift_review",
 ]
 """Operations whose first success uses up the pinned object: every later schema-valid request
 meets 412 or 409 (already retired, erased, decided, published; nothing left to roll back to).
@@ -91,9 +96,29 @@ def _config(pinned: dict[str, str], spare: tuple[str, str]) -> str:
     )
 
 
-def _pinned(world: World) -> tuple[dict[str, str], tuple[str, str]]:
+def _drifted_evidence(world: World, page: str, tmp_path: Path) -> str:
+    """An evidence element ``page`` cites at its first version, which then changed in git."""
+    ingestor = Caller("service:fuzz-ingest")
+    world.svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
+    git = GitRepo(tmp_path / "backlog")
+    evidence = element_id_for(world.repo, str(git.root.resolve()), "guide.md")
+    for n, text in enumerate(("Run phase 0.", "Run phase 0 and 1.")):
+        git.write("guide.md", f"# Guide\n\n{text}\n")
+        git.commit("guide")
+        world.svc.ingest_backlog(ingestor, str(git.root), world.repo)
+        if n == 0:
+            pinned = world.svc.get_element(world.curator, evidence)["version"]["version_id"]
+            world.svc.add_relationship(
+                world.curator, page, evidence, kind="REFERENCE", type_key="ameide:cites",
+                metadata={"target_version_id": pinned},
+            )  # fmt: skip
+    return evidence
+
+
+def _pinned(world: World, tmp_path: Path) -> tuple[dict[str, str], tuple[str, str]]:
     """Real objects for every path parameter (and the query's version and instant)."""
     element_id, version_id = world.canonical(body="# Testing SOP\n\n## Phases\n\nRun them.\n")
+    evidence = _drifted_evidence(world, element_id, tmp_path)
     other_id, other_version = world.canonical(
         title="Release SOP", body="# Release SOP\n\nShip it.\n"
     )
@@ -122,6 +147,7 @@ def _pinned(world: World) -> tuple[dict[str, str], tuple[str, str]]:
         "path.org": org,
         "path.repo": repo,
         "path.element_id": element_id,
+        "path.evidence_element_id": evidence,
         "path.version_id": version_id,
         "path.baseline_id": baseline,
         "path.other_baseline_id": baseline,
@@ -136,7 +162,7 @@ def _pinned(world: World) -> tuple[dict[str, str], tuple[str, str]]:
 def run_schemathesis(world: World, tmp_path: Path) -> list[subprocess.CompletedProcess[str]]:
     """Schemathesis against a live app over ``world``: the one-shot operations, then the rest."""
     token = world.svc.create_token(world.admin, world.admin.principal_id)["token"]
-    config = _config(*_pinned(world))
+    config = _config(*_pinned(world, tmp_path))
     schemathesis = Path(sys.executable).with_name("schemathesis")
     app = create_app(world.svc, settings=world.app.settings)
     one_shot = "^(" + "|".join(ONE_SHOT) + ")$"
