@@ -23,20 +23,12 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from domain.permissions import Action
 from domain.values import Classification
-from ingest.explain import explain_routing
-from ingest.links import mirrored_after, resolve_links, resolve_statements
-from ingest.plan import PlanOptions, build_plan
-from ingest.plan_model import ActionKind, FileAction, IngestPlan
-from ingest.routing import RepositoryKey, RoutingConfigError, load_config
-from ingest.routing_model import RoutingConfig
-from ingest.run_report import RunTally
 from ingest.source import BacklogSource, BacklogSourceFactory, SourceError
-from ingest.state import MirrorState
 from service.authz import Caller
 from service.classification import above_clearance
 from service.core import repo_key
@@ -45,6 +37,11 @@ from service.ingest_links import LinkMirror
 from service.ingest_mirror import FileMirror, IngestRun, Progress
 from service.kernel import Kernel
 from service.views import iso
+
+if TYPE_CHECKING:  # the pipeline (Markdown, YAML, routing rules) is imported by its first use
+    from ingest.plan_model import FileAction, IngestPlan
+    from ingest.routing_model import RoutingConfig
+    from ingest.state import MirrorState
 
 MAX_GLOB_CHARS = 500
 MAX_SOURCE_CHARS = 500  # ingest_sources.source_repo
@@ -94,6 +91,8 @@ class Ingest:
         than :data:`MASS_RETIRE_SHARE` of the mirror (at least :data:`MASS_RETIRE_MIN` files) is
         refused unless ``allow_mass_retire`` — a mistyped ``--glob`` or ``--ref`` does that.
         """
+        from ingest.state import MirrorState
+
         started = time.perf_counter()
         key = repo_key(repo)
         glob = _valid_glob(glob)
@@ -136,6 +135,10 @@ class Ingest:
         progress: Progress | None,
     ) -> IngestRun:
         """Add full-scan retirements, drop what the caller may not write, resolve links."""
+        from ingest.links import mirrored_after, resolve_links, resolve_statements
+        from ingest.plan_model import ActionKind
+        from ingest.run_report import RunTally
+
         actions = list(plan.actions)
         if plan.full_scan:
             actions += state.vanished(plan)
@@ -260,6 +263,11 @@ class Ingest:
         """Which routing rule decides a file, and why, rule by rule (reads no stored state).
 
         ``routing`` is the rule file's YAML text, as for :meth:`ingest_backlog`."""
+        from ingest.explain import explain_routing
+        from ingest.plan import PlanOptions
+        from ingest.routing import RepositoryKey
+        from ingest.routing_model import RoutingConfig
+
         if caller is not None:
             self.k.gate.check_caller(caller)
         key = repo_key(repo) if repo else None
@@ -280,12 +288,13 @@ MASS_RETIRE_SHARE = 0.2
 MASS_RETIRE_MIN = 5
 """…when it retires at least this many: a small mirror losing a file or two is ordinary."""
 _PLANNED = {
-    ActionKind.NEW: "new",
-    ActionKind.CHANGED: "changed",
-    ActionKind.UNCHANGED: "unchanged",
-    ActionKind.RENAMED: "renamed",
-    ActionKind.DELETED: "retired",
+    "new": "new",
+    "changed": "changed",
+    "unchanged": "unchanged",
+    "renamed": "renamed",
+    "deleted": "retired",
 }
+"""What a dry run counts each planned action as, by ``ActionKind`` (a ``StrEnum``)."""
 
 
 def _timed(step: Callable[[], None]) -> float:
@@ -297,6 +306,8 @@ def _timed(step: Callable[[], None]) -> float:
 
 def _refuse_mass_retirement(run: IngestRun, state: MirrorState) -> None:
     """Stop a run that would retire a large share of the mirror (``--allow-mass-retire``)."""
+    from ingest.plan_model import ActionKind
+
     retiring = sum(1 for a in run.actions if a.kind is ActionKind.DELETED)
     live = len(state.live())
     if retiring < MASS_RETIRE_MIN or retiring <= MASS_RETIRE_SHARE * live:
@@ -346,6 +357,9 @@ def _plan(
     glob: str,
     progress: Progress | None,
 ) -> IngestPlan:
+    from ingest.plan import PlanOptions, build_plan
+    from ingest.routing import RepositoryKey
+
     tick = (lambda done, total: progress("reading", done, total)) if progress else None
     try:
         return build_plan(
@@ -373,6 +387,8 @@ def _valid_glob(glob: str) -> str:
 
 def _routing_config(routing: str | None, name: str) -> RoutingConfig | None:
     """A rule file's YAML text, validated; errors name the file (``name``), rule and field."""
+    from ingest.routing import RoutingConfigError, load_config
+
     if routing is None:
         return None
     if not isinstance(routing, str):  # a path is the caller's to read (the CLI does)

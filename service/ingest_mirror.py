@@ -13,21 +13,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import Conflict, LegalHoldActive
 from domain.model import Element, ElementVersion, Provenance
 from domain.values import MAX_TITLE_CHARS, ElementKind, SourceKind
-from ingest.links import FileLinks
-from ingest.plan_model import ActionKind, FileAction, IngestPlan
-from ingest.run_report import RunTally
-from ingest.state import MirrorState
 from service.authz import Caller
 from service.classification import planned_level
 from service.core import UnitOfWork, existing
 from service.kernel import Kernel
 from service.ports import IngestStore
 from service.writer import ElementWriter, created_payload, provenance
+
+if TYPE_CHECKING:  # the ingest pipeline is imported by the first run (``service.ingest``)
+    from ingest.links import FileLinks
+    from ingest.plan_model import FileAction, IngestPlan
+    from ingest.run_report import RunTally
+    from ingest.state import MirrorState
 
 TOOL_ID = "ameide-ingest"
 BATCH = 100
@@ -48,8 +50,8 @@ class IngestRun:
     links: dict[str, FileLinks]
     where: dict[tuple[str, str], str]
     progress: Progress | None
-    statements: dict[str, dict[str, FileLinks]] = field(default_factory=dict)  # lifecycle
-    tally: RunTally = field(default_factory=RunTally)
+    statements: dict[str, dict[str, FileLinks]]  # lifecycle statements, by type
+    tally: RunTally
     paths: dict[tuple[str, str], str] = field(default_factory=dict)  # (repo, path) → element
     applied: list[FileAction] = field(default_factory=list)  # document actions written or kept
     appeared: set[tuple[str, str]] = field(default_factory=set)  # newly mirrored (repo, path)
@@ -116,6 +118,8 @@ class FileMirror:
 
     def apply(self, run: IngestRun) -> None:
         """Apply every file action, ``BATCH`` files per unit of work."""
+        from ingest.plan_model import ActionKind
+
         total = len(run.actions)
         run.tick("writing", 0, total)
         for start in range(0, total, BATCH):
@@ -144,6 +148,8 @@ class FileMirror:
         batch: MirrorBatch,
     ) -> None:
         """Create, reinstate, re-version or just re-point one file's element."""
+        from ingest.plan_model import ActionKind
+
         assert a.element_id is not None
         assert a.repository is not None
         assert a.body is not None

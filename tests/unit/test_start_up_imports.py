@@ -23,8 +23,12 @@ def _imported_after(statement: str) -> set[str]:
     [
         # --version and --help: no database, index, service or ingest stack
         ("import cli.main", {"sqlalchemy", "runtime", "service.app", "git", "tantivy", "whoosh"}),
-        # the composition root: git only for an ingest, the model only for a semantic read
-        ("import runtime", {"git", "tokenizers", "safetensors"}),
+        # the composition root: git and the ingest pipeline (Markdown, YAML, routing rules)
+        # only for an ingest, the model only for a semantic read, no pydantic-settings sources
+        (
+            "import runtime",
+            {"git", "ingest.plan", "yaml", "tokenizers", "safetensors", "pydantic_settings"},
+        ),
     ],
 )
 def test_heavy_packages_are_imported_on_first_use(statement: str, absent: set[str]) -> None:
