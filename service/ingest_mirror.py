@@ -118,8 +118,6 @@ class FileMirror:
 
     def apply(self, run: IngestRun) -> None:
         """Apply every file action, ``BATCH`` files per unit of work."""
-        from ingest.plan_model import ActionKind
-
         total = len(run.actions)
         run.tick("writing", 0, total)
         for start in range(0, total, BATCH):
@@ -131,7 +129,7 @@ class FileMirror:
                 holds: dict[str, bool] = {}
                 pending = MirrorBatch(uow.store)
                 for action in batch:
-                    if action.kind is ActionKind.DELETED:
+                    if action.kind == "deleted":  # ActionKind, a StrEnum
                         self._retire_file(uow, run, action, heads, holds, pending)
                     else:
                         self._mirror_file(uow, run, action, heads, pending)
@@ -148,8 +146,6 @@ class FileMirror:
         batch: MirrorBatch,
     ) -> None:
         """Create, reinstate, re-version or just re-point one file's element."""
-        from ingest.plan_model import ActionKind
-
         assert a.element_id is not None
         assert a.repository is not None
         assert a.body is not None
@@ -157,7 +153,7 @@ class FileMirror:
         tally.bytes_read += len(a.body.encode("utf-8", "surrogatepass"))
         if a.metadata.get("front_matter_repaired"):
             tally.repaired_front_matter += 1
-        if a.kind is ActionKind.RENAMED and a.old_path:
+        if a.kind == "renamed" and a.old_path:
             old = (a.repository, a.old_path)
             batch.flush()
             if uow.store.drop_ingest_file(a.repository, run.source_repo, a.old_path, a.element_id):
@@ -170,7 +166,7 @@ class FileMirror:
             outcome, wrote = "new", True
         else:
             batch.flush()
-            outcome = "renamed" if a.kind is ActionKind.RENAMED else "unchanged"
+            outcome = "renamed" if a.kind == "renamed" else "unchanged"
             if el.retired:
                 self._reinstate(uow, run, el, at)
                 outcome = "reinstated"
