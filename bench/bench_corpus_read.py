@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-BUNDLE = ROOT.parent / "shared" / "corpora" / "ameide-backlog.bundle"
+_CORPORA = [base / "shared" / "corpora" / "ameide-backlog.bundle" for base in ROOT.parents[:2]]
+BUNDLE = next((path for path in _CORPORA if path.exists()), _CORPORA[0])
+"""``../shared/corpora`` beside the checkout (or beside the folder of a git worktree)."""
 
 
 def main(argv: list[str] | None = None) -> int:

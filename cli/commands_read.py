@@ -13,7 +13,7 @@ import typer
 
 from cli import output
 from cli.errors import EXIT_CITATIONS_INVALID
-from cli.inputs import decode_utf8, parse_instant, read_bytes
+from cli.inputs import decode_utf8, read_bytes
 from cli.options import AsOf, JsonFlag
 from cli.session import CliState, session
 from domain.errors import InvalidArgument
@@ -26,7 +26,7 @@ from edge.reading import (
     MAX_HOPS,
     MAX_ITEMS,
     MAX_NODES,
-    read_scope,
+    read_request,
 )
 
 PANEL = "Reading"
@@ -60,12 +60,6 @@ def register(app: typer.Typer) -> None:
 def _service(s: CliState) -> Any:
     """The service (build_app applied the config file's ranking weights)."""
     return s.service
-
-
-def _scope(text: str) -> dict[str, Any]:
-    return read_scope(
-        text, field="repo", malformed="malformed --repo {text!r}: expected T/O/R or T/O"
-    )
 
 
 def context(
@@ -108,20 +102,24 @@ def context(
 ) -> None:
     """Permission-trimmed, version-pinned context with citations (stored as a context id)."""
     s = session(ctx, json_)
-    request = {
-        "scope": _scope(repo),
-        "selector": {"kind": selector, **({"baseline_id": baseline} if baseline else {})},
-        "query": query,
-        "element_ids": element or [],
-        "version_ids": version or [],
-        "as_of": _iso(parse_instant(as_of, "--as-of")),
-        "valid_at": _iso(parse_instant(valid_at, "--valid-at")),
-        "include_evidence": not no_evidence,
-        "expand": {"hops": hops, "relationship_types": rel_type or [], "max_nodes": max_nodes},
-        "budget": {"max_items": max_items, "max_chars": max_chars},
-        "detail_level": detail,
-        "explain": explain,
-    }
+    request = read_request(
+        repo,
+        query,
+        selector=selector,
+        baseline_id=baseline,
+        element_ids=element or (),
+        version_ids=version or (),
+        as_of=as_of,
+        valid_at=valid_at,
+        include_evidence=not no_evidence,
+        hops=hops,
+        relationship_types=rel_type or (),
+        max_nodes=max_nodes,
+        max_items=max_items,
+        max_chars=max_chars,
+        detail_level=detail,
+        explain=explain,
+    )
     s.emit(_service(s).read_context(s.caller, request), _show_context)
 
 
@@ -141,15 +139,16 @@ def search(
     """Find what to read: titles and ids only (``memory.search`` of the agents; a stored
     context like any read). Then ``ameide context --element ID`` or ``element show ID``."""
     s = session(ctx, json_)
-    request = {
-        "scope": _scope(repo),
-        "selector": {"kind": selector, **({"baseline_id": baseline} if baseline else {})},
-        "query": query,
-        "as_of": _iso(parse_instant(as_of, "--as-of")),
-        "include_evidence": not no_evidence,
-        "budget": {"max_items": max_items},
-        "detail_level": "titles",
-    }
+    request = read_request(
+        repo,
+        query,
+        selector=selector,
+        baseline_id=baseline,
+        as_of=as_of,
+        include_evidence=not no_evidence,
+        max_items=max_items,
+        detail_level="titles",
+    )
     s.emit(_service(s).read_context(s.caller, request), _show_hits)
 
 
@@ -163,10 +162,6 @@ def _show_hits(r: dict[str, Any]) -> None:
             f"[{n}] {item['title']}  {item['element_id']} @ {item['version_id']}  "
             f"{item['source_kind']}  score {item['score']}"
         )
-
-
-def _iso(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
 
 
 def _show_context(r: dict[str, Any]) -> None:

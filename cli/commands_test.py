@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from cli import output
+from cli.entry import started
 from cli.errors import EXIT_SMOKE_FAILED
 from cli.options import JsonFlag
 from cli.session import session
@@ -122,6 +123,7 @@ def smoke(
         token=token,
         keep=keep,
     )
+    started()  # a long run: the garbage collector resumes (cli.entry)
     report = run_smoke(options, on_result=None if s.json else _show_step)
     if s.json:
         output.print_json(report.to_dict())

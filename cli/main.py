@@ -7,32 +7,18 @@ prints the result. Failures become one line on stderr and an exit code from the 
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup, TyperOption
 
-from cli import (
-    commands_admin,
-    commands_audit,
-    commands_drift,
-    commands_elements,
-    commands_index,
-    commands_ingest,
-    commands_mcp,
-    commands_proposals,
-    commands_publish,
-    commands_read,
-    commands_remote,
-    commands_serve,
-    commands_test,
-    output,
-)
+from cli import output
 from cli.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, USAGE_ERROR_CODE, exit_code_for
 from cli.options import JsonFlag
 from cli.session import CliState, session
@@ -172,26 +158,12 @@ def _usage_message(exc: ClickException) -> str:
     return exc.format_message() + hint
 
 
-app = typer.Typer(
-    cls=AmeideGroup,
-    name="ameide",
-    help="Ameide Memory: a governed, versioned knowledge repository for AI agents.\n\n"
-    "Agents propose, curators accept or reject, publishers promote baselines, auditors replay "
-    "any past state. Every command that prints a result takes --json for scripts.",
-    no_args_is_help=True,
-    add_completion=True,
-    pretty_exceptions_show_locals=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-
 def _print_version(value: bool) -> None:
     if value:
         typer.echo(f"ameide {package_version()}")
         raise typer.Exit(EXIT_OK)
 
 
-@app.callback()
 def main(
     ctx: typer.Context,
     home: Annotated[
@@ -289,21 +261,80 @@ def main(
     state.token = token or None
 
 
-commands_admin.register(app)
-commands_elements.register(app)
-commands_proposals.register(app)
-commands_drift.register(app)
-commands_publish.register(app)
-commands_audit.register(app)
-commands_read.register(app)
-commands_ingest.register(app)
-commands_index.register(app)
-commands_mcp.register(app)
-commands_serve.register(app)
-commands_test.register(app)
-commands_remote.register(app)
+app: typer.Typer
+"""Every command (built on first use by ``__getattr__`` below)."""
+
+MODULES: dict[str, tuple[str, ...]] = {
+    "commands_admin": ("init", "whoami", "grant", "revoke", "grants", "repo", "token", "hold"),
+    "commands_elements": ("erase", "element", "relationship"),
+    "commands_proposals": ("propose", "accept", "reject", "rebase", "withdraw", "proposal"),
+    "commands_drift": ("drift", "gaps"),
+    "commands_publish": ("promote", "rollback", "published", "baseline"),
+    "commands_audit": ("history", "access-log", "audit"),
+    "commands_read": ("context", "search", "verify-citations", "replay", "eval"),
+    "commands_ingest": ("ingest", "routing"),
+    "commands_index": ("index",),
+    "commands_mcp": ("mcp",),
+    "commands_serve": ("serve",),
+    "commands_test": ("test",),
+    "commands_remote": ("login", "logout"),
+}
+"""Each module of commands (in the order ``--help`` lists them) and the top-level commands and
+groups it registers: a command line that names one is built with that module alone."""
+MODULE_OF = {command: module for module, names in MODULES.items() for command in names}
+VALUED_OPTIONS = frozenset(
+    ("--home", "--database-url", "--as", "--on-behalf-of", "--purpose", "--server", "--token")
+)
+"""The global options that take a value (the word after them is not the command)."""
+
+
+def build(modules: Iterable[str] = MODULES) -> typer.Typer:
+    """The ``ameide`` app with the commands of ``modules`` (every command by default)."""
+    root = typer.Typer(
+        cls=AmeideGroup,
+        name="ameide",
+        help="Ameide Memory: a governed, versioned knowledge repository for AI agents.\n\n"
+        "Agents propose, curators accept or reject, publishers promote baselines, auditors "
+        "replay any past state. Every command that prints a result takes --json for scripts.",
+        no_args_is_help=True,
+        add_completion=True,
+        pretty_exceptions_show_locals=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    root.callback()(main)
+    for name in modules:
+        importlib.import_module(f"cli.{name}").register(root)
+    return root
+
+
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command (or group) a command line runs, when it names one before any option of its
+    own (``ameide --home H context …`` → ``context``); None for ``--help``, completion or a
+    word that is no command."""
+    if any(key.startswith("_AMEIDE_COMPLETE") for key in os.environ):
+        return None
+    words = iter(argv)
+    for word in words:
+        if word in VALUED_OPTIONS:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word if word in MODULE_OF else None
+        elif word.split("=", 1)[0] not in VALUED_OPTIONS and word != "--json":
+            return None  # --help, --version, --install-completion: the whole app answers
+    return None
+
+
+def __getattr__(name: str) -> Any:
+    """``cli.main.app``: every command (built on first use; ``run`` builds only the one that
+    a command line names — importing and declaring every command costs ~0.3 s)."""
+    if name != "app":
+        raise AttributeError(name)
+    global app
+    app = build()
+    return app
 
 
 def run() -> None:
     """Console-script entry point (``ameide``)."""
-    app()
+    command = command_named(sys.argv[1:])
+    build((MODULE_OF[command],) if command else MODULES)()

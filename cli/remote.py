@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import quote
 
 import httpx
@@ -25,6 +25,9 @@ from domain.values import RepoRef, require_unicode_tree
 from edge.errors import Unavailable
 from edge.headers import ON_BEHALF_OF_HEADER, PURPOSE_HEADER
 from edge.version import package_version
+
+if TYPE_CHECKING:
+    from service.read_request import ReadRequest
 
 TIMEOUT = httpx.Timeout(60.0, connect=10.0)
 
@@ -387,7 +390,9 @@ class RemoteService:
         return self._call("GET", _repo(repo) + "/published", params=_params(as_of=as_of))
 
     # -- reading ---------------------------------------------------------------------------
-    def read_context(self, caller: Any, request: dict[str, Any]) -> Any:
+    def read_context(self, caller: Any, request: ReadRequest | dict[str, Any]) -> Any:
+        if not isinstance(request, dict):  # as edge.reading.read_request built it
+            request = request.model_dump(mode="json", exclude_unset=True)
         return self._call("POST", "/context", body=_body(**request))
 
     def verify_citations(self, caller: Any, context_id: str, citations: list[Any]) -> Any:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 import typer
 
 from cli import output
+from cli.entry import started
 from cli.errors import NotInitialised, local_only
 from domain.errors import InvalidArgument, Unauthenticated
 from edge.errors import Unavailable, one_line
@@ -82,6 +83,7 @@ class CliState:
         if self._app is None:
             ensure_initialised(self.settings)
             self._app = build_app(self.settings, background=self.background)
+            started()  # the stack is loaded: the garbage collector resumes (cli.entry)
         return self._app.service
 
     def _remote_service(self) -> RemoteService:
@@ -104,6 +106,7 @@ class CliState:
                 on_behalf_of=self.on_behalf_of,
                 purpose=self.purpose,
             )
+            started()
         return self._remote
 
     @property
@@ -126,6 +129,7 @@ class CliState:
             self._app = build_app(self.settings, migrate=True, background=self.background)
         except Exception as exc:  # driver and filesystem errors vary; report them in one line
             raise unavailable("cannot initialise", url, exc) from None
+        started()
         return self._app.service
 
     def close(self) -> None:

@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, Response
 from console.web import Signed, SignedDep, instant, render
 from domain.errors import PermissionDenied
 from edge.exports import events_csv, events_json
-from edge.reading import read_scope
+from edge.reading import read_request
 from service.history import MAX_HISTORY
 
 router = APIRouter()
@@ -109,18 +109,8 @@ def context(
     repos = [r["repository_id"] for r in signed.service.list_repositories(signed.caller)]
     answer = None
     if repo and question and question.strip():
-        scope = read_scope(
-            repo, field="repo", malformed="malformed repository {text!r}: expected T/O/R or T/O"
-        )
-        request_body: dict[str, Any] = {
-            "scope": scope,
-            "query": question,
-            "budget": {"max_items": max_items},
-            "explain": True,
-        }
-        if as_of and as_of.strip():
-            request_body["as_of"] = as_of.strip()
-        answer = signed.service.read_context(signed.caller, request_body)
+        read = read_request(repo, question, as_of=as_of, max_items=max_items, explain=True)
+        answer = signed.service.read_context(signed.caller, read)
     return render(
         request,
         "context.html",

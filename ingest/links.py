@@ -12,15 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.records import MirroredFile
+from ingest.link_types import SUPERSEDED_BY_TYPE, SUPERSEDES_TYPE
 from ingest.plan_model import ActionKind, FileAction, LinkCandidate
 from ingest.state import MirrorState
 
-LINK_TYPE = "ameide:ingest.links_to"
-SUPERSEDES_TYPE = "ameide:lifecycle.supersedes"
-"""A ``SUPERSEDES`` relationship stated by its source: "Supersedes: <target>"."""
-SUPERSEDED_BY_TYPE = "ameide:lifecycle.superseded_by"
-"""A ``SUPERSEDES`` relationship stated by the superseded page: "Superseded by: <target>"
-(so the *target* supersedes the source); each side reconciles what its own text states."""
 MAX_UNRESOLVED = 200  # kept in version metadata; a file with thousands of dead links is noise
 
 DOCUMENT_KINDS = frozenset(

@@ -15,10 +15,11 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel
 
 from domain.values import parse_instant
-from edge.reading import read_scope
+from edge import reading
 from mcp_adapter import inputs, outputs
 from service.app import MemoryService
 from service.authz import Caller
+from service.read_request import ReadRequest
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -50,15 +51,6 @@ class ToolSpec:
         return self.name.replace(".", "_") if style == "underscore" else self.name
 
 
-def scope_of(repository: str) -> dict[str, Any]:
-    """``TENANT/ORG/REPO`` or ``TENANT/ORG`` → the scope block of a read request."""
-    return read_scope(
-        repository,
-        field="repository",
-        malformed="repository {text!r} must be TENANT/ORG/REPO or TENANT/ORG",
-    )
-
-
 def instant(value: str | None, field: str = "as_of") -> datetime | None:
     """An ISO-8601 instant with a zone (``Z`` or an offset; the rule of ``domain.values``)."""
     if value is None:
@@ -67,37 +59,40 @@ def instant(value: str | None, field: str = "as_of") -> datetime | None:
     return parse_instant(value, field, field=field, malformed=malformed)
 
 
-def read_request(a: inputs.ReadArgs, *, explain: bool) -> dict[str, Any]:
-    """The docs/product.md §4 request for ``get_context`` / ``explain``."""
-    return {
-        "scope": scope_of(a.repository),
-        "principal": {"purpose": a.purpose},
-        "selector": {"kind": a.selector, "baseline_id": a.baseline_id},
-        "query": a.query,
-        "element_ids": a.element_ids,
-        "version_ids": a.version_ids,
-        "as_of": a.as_of,
-        "valid_at": a.valid_at,
-        "include_evidence": a.include_evidence,
-        "expand": {"hops": a.expand_hops, "relationship_types": a.relationship_types},
-        "budget": {"max_items": a.max_items, "max_chars": a.max_chars},
-        "detail_level": a.detail_level,
-        "explain": explain,
-    }
+def read_request(a: inputs.ReadArgs, *, explain: bool) -> ReadRequest:
+    """The docs/product.md §4 request for ``get_context`` / ``explain`` (``edge.reading``)."""
+    return reading.read_request(
+        a.repository,
+        a.query,
+        selector=a.selector,
+        baseline_id=a.baseline_id,
+        element_ids=a.element_ids,
+        version_ids=a.version_ids,
+        as_of=a.as_of,
+        valid_at=a.valid_at,
+        include_evidence=a.include_evidence,
+        hops=a.expand_hops,
+        relationship_types=a.relationship_types,
+        max_items=a.max_items,
+        max_chars=a.max_chars,
+        detail_level=a.detail_level,
+        explain=explain,
+        purpose=a.purpose,
+    )
 
 
-def search_request(a: inputs.SearchArgs) -> dict[str, Any]:
+def search_request(a: inputs.SearchArgs) -> ReadRequest:
     """The cheap read behind ``memory.search``: titles and first sentences only."""
-    return {
-        "scope": scope_of(a.repository),
-        "principal": {"purpose": a.purpose},
-        "selector": {"kind": a.selector},
-        "query": a.query,
-        "as_of": a.as_of,
-        "include_evidence": a.include_evidence,
-        "budget": {"max_items": a.max_items},
-        "detail_level": "titles",
-    }
+    return reading.read_request(
+        a.repository,
+        a.query,
+        selector=a.selector,
+        as_of=a.as_of,
+        include_evidence=a.include_evidence,
+        max_items=a.max_items,
+        detail_level="titles",
+        purpose=a.purpose,
+    )
 
 
 def _health(svc: MemoryService, caller: Caller, _: inputs.NoArgs) -> dict[str, Any]:

@@ -20,10 +20,13 @@ trimming (issue #16, item 2):
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from domain.values import Classification
-from ingest.plan_model import ActionKind, FileAction
-from ingest.state import MirrorState
+
+if TYPE_CHECKING:  # the ingest pipeline is imported by the first run (``service.ingest``)
+    from ingest.plan_model import FileAction
+    from ingest.state import MirrorState
 
 
 def planned_level(action: FileAction) -> Classification:
@@ -43,7 +46,7 @@ def above_clearance(
     if top is None:
         return None  # refused repositories are reported as "forbidden" elsewhere
     levels: list[tuple[str, Classification]] = []
-    if action.kind is not ActionKind.DELETED:
+    if action.kind != "deleted":  # ActionKind.DELETED (a StrEnum)
         levels.append(("routing classifies it", planned_level(action)))
     mirrored = state.files.get((action.repository, action.old_path or action.path))
     if mirrored is not None and mirrored.classification:

@@ -23,20 +23,12 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from domain.permissions import Action
 from domain.values import Classification
-from ingest.explain import explain_routing
-from ingest.links import mirrored_after, resolve_links, resolve_statements
-from ingest.plan import PlanOptions, build_plan
-from ingest.plan_model import ActionKind, FileAction, IngestPlan
-from ingest.routing import RepositoryKey, RoutingConfigError, load_config
-from ingest.routing_model import RoutingConfig
-from ingest.run_report import RunTally
 from ingest.source import BacklogSource, BacklogSourceFactory, SourceError
-from ingest.state import MirrorState
 from service.authz import Caller
 from service.classification import above_clearance
 from service.core import repo_key
@@ -45,6 +37,11 @@ from service.ingest_links import LinkMirror
 from service.ingest_mirror import FileMirror, IngestRun, Progress
 from service.kernel import Kernel
 from service.views import iso
+
+if TYPE_CHECKING:  # the pipeline (Markdown, YAML, routing rules) is imported by its first use
+    from ingest.plan_model import FileAction, IngestPlan
+    from ingest.routing_model import RoutingConfig
+    from ingest.state import MirrorState
 
 MAX_GLOB_CHARS = 500
 MAX_SOURCE_CHARS = 500  # ingest_sources.source_repo
@@ -94,6 +91,8 @@ class Ingest:
         than :data:`MASS_RETIRE_SHARE` of the mirror (at least :data:`MASS_RETIRE_MIN` files) is
         refused unless ``allow_mass_retire`` — a mistyped ``--glob`` or ``--ref`` does that.
         """
+        from ingest.state import MirrorState
+
         started = time.perf_counter()
         key = repo_key(repo)
         glob = _valid_glob(glob)
@@ -136,16 +135,18 @@ class Ingest:
         progress: Progress | None,
     ) -> IngestRun:
         """Add full-scan retirements, drop what the caller may not write, resolve links."""
+        from ingest import links, run_report
+
         actions = list(plan.actions)
         if plan.full_scan:
             actions += state.vanished(plan)
         targets = {a.repository for a in actions if a.repository} - {key}
         refused = self._refused_repositories(caller, targets)
         clearance = self._ingest_clearances(caller, {key, *targets} - set(refused))
-        tally = RunTally()
+        tally = run_report.RunTally()
         kept: list[FileAction] = []
         for action in actions:
-            if action.kind is ActionKind.SKIPPED:
+            if action.kind == "skipped":  # ActionKind, a StrEnum
                 tally.skip(action.path, str(action.skip_code), action.skip_reason or "")
             elif action.repository in refused:
                 tally.skip(action.path, "forbidden", refused[action.repository])
@@ -153,16 +154,16 @@ class Ingest:
                 tally.skip(action.path, "above_clearance", above)
             else:
                 kept.append(action)
-        where = mirrored_after(kept, state)
+        where = links.mirrored_after(kept, state)
         run = IngestRun(
             caller,
             plan,
             kept,
             state,
-            resolve_links(kept, where),
+            links.resolve_links(kept, where),
             where,
             progress,
-            resolve_statements(kept, where),
+            links.resolve_statements(kept, where),
             tally,
         )
         run.paths = {k: f.element_id for k, f in state.files.items()}
@@ -260,32 +261,27 @@ class Ingest:
         """Which routing rule decides a file, and why, rule by rule (reads no stored state).
 
         ``routing`` is the rule file's YAML text, as for :meth:`ingest_backlog`."""
+        from ingest import explain, plan, routing_model
+        from ingest.routing import RepositoryKey
+
         if caller is not None:
             self.k.gate.check_caller(caller)
         key = repo_key(repo) if repo else None
-        return explain_routing(
-            _routing_config(routing, routing_name) or RoutingConfig(),
+        return explain.explain_routing(
+            _routing_config(routing, routing_name) or routing_model.RoutingConfig(),
             path,
             data,
             repository=RepositoryKey.parse(key) if key else None,
-            max_bytes=PlanOptions().max_bytes,
+            max_bytes=plan.PlanOptions().max_bytes,
         )
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
 MASS_RETIRE_SHARE = 0.2
 """A run retiring more than this share of the mirror's live files is refused (see below)."""
 MASS_RETIRE_MIN = 5
 """…when it retires at least this many: a small mirror losing a file or two is ordinary."""
-_PLANNED = {
-    ActionKind.NEW: "new",
-    ActionKind.CHANGED: "changed",
-    ActionKind.UNCHANGED: "unchanged",
-    ActionKind.RENAMED: "renamed",
-    ActionKind.DELETED: "retired",
-}
+_PLANNED = {"deleted": "retired"} | {k: k for k in ("new", "changed", "unchanged", "renamed")}
 
 
 def _timed(step: Callable[[], None]) -> float:
@@ -297,7 +293,7 @@ def _timed(step: Callable[[], None]) -> float:
 
 def _refuse_mass_retirement(run: IngestRun, state: MirrorState) -> None:
     """Stop a run that would retire a large share of the mirror (``--allow-mass-retire``)."""
-    retiring = sum(1 for a in run.actions if a.kind is ActionKind.DELETED)
+    retiring = sum(1 for a in run.actions if a.kind == "deleted")
     live = len(state.live())
     if retiring < MASS_RETIRE_MIN or retiring <= MASS_RETIRE_SHARE * live:
         return
@@ -346,16 +342,18 @@ def _plan(
     glob: str,
     progress: Progress | None,
 ) -> IngestPlan:
+    from ingest import plan, routing
+
     tick = (lambda done, total: progress("reading", done, total)) if progress else None
     try:
-        return build_plan(
+        return plan.build_plan(
             src,
-            repository=RepositoryKey.parse(key),
+            repository=routing.RepositoryKey.parse(key),
             current_hash=state.current_hash,
             ref=ref,
             since=since,
             routing=config,
-            options=PlanOptions(glob=glob),
+            options=plan.PlanOptions(glob=glob),
             locate=state.locate,
             progress=tick,
         )
@@ -373,6 +371,8 @@ def _valid_glob(glob: str) -> str:
 
 def _routing_config(routing: str | None, name: str) -> RoutingConfig | None:
     """A rule file's YAML text, validated; errors name the file (``name``), rule and field."""
+    from ingest.routing import RoutingConfigError, load_config
+
     if routing is None:
         return None
     if not isinstance(routing, str):  # a path is the caller's to read (the CLI does)

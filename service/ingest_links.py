@@ -5,15 +5,20 @@ text no longer states are retired."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from domain.model import Relationship, RelationshipKind
-from ingest.links import LINK_TYPE, FileLinks, LinkTarget, late_targets
+from ingest.link_types import LINK_TYPE
 from service.core import UnitOfWork
 from service.ingest_mirror import BATCH, IngestRun
 from service.kernel import Kernel
 from service.writer import ElementWriter
 
-_LinkWork = tuple[str, str, tuple[LinkTarget, ...], bool]
-"""(repository, source element, link targets, whether links no longer named are retired)"""
+if TYPE_CHECKING:  # the ingest pipeline is imported by the first run (``service.ingest``)
+    from ingest.links import LinkTarget
+
+    _LinkWork = tuple[str, str, tuple[LinkTarget, ...], bool]
+    """(repository, source element, link targets, whether links no longer named are retired)"""
 
 
 class _Counts:
@@ -49,6 +54,8 @@ class LinkMirror:
         """Make each mirrored file's ``links_to`` relationships match its links, connect older
         files whose unresolved links point at files that appeared in this run, and make its
         ``SUPERSEDES`` relationships match its lifecycle statements."""
+        from ingest.links import FileLinks
+
         work: list[_LinkWork] = []
         for a in run.applied:
             links = run.links.get(a.path, FileLinks())
@@ -137,6 +144,8 @@ class LinkMirror:
 
     def _late_links(self, run: IngestRun) -> list[_LinkWork]:
         """Files untouched by this run whose recorded unresolved links now resolve."""
+        from ingest.links import late_targets
+
         touched = {a.element_id for a in run.actions}
         others = [f for f in run.state.live() if f.element_id not in touched]
         if not run.appeared or not others:

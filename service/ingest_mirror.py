@@ -13,21 +13,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import Conflict, LegalHoldActive
 from domain.model import Element, ElementVersion, Provenance
 from domain.values import MAX_TITLE_CHARS, ElementKind, SourceKind
-from ingest.links import FileLinks
-from ingest.plan_model import ActionKind, FileAction, IngestPlan
-from ingest.run_report import RunTally
-from ingest.state import MirrorState
 from service.authz import Caller
 from service.classification import planned_level
 from service.core import UnitOfWork, existing
 from service.kernel import Kernel
 from service.ports import IngestStore
 from service.writer import ElementWriter, created_payload, provenance
+
+if TYPE_CHECKING:  # the ingest pipeline is imported by the first run (``service.ingest``)
+    from ingest.links import FileLinks
+    from ingest.plan_model import FileAction, IngestPlan
+    from ingest.run_report import RunTally
+    from ingest.state import MirrorState
 
 TOOL_ID = "ameide-ingest"
 BATCH = 100
@@ -48,8 +50,8 @@ class IngestRun:
     links: dict[str, FileLinks]
     where: dict[tuple[str, str], str]
     progress: Progress | None
-    statements: dict[str, dict[str, FileLinks]] = field(default_factory=dict)  # lifecycle
-    tally: RunTally = field(default_factory=RunTally)
+    statements: dict[str, dict[str, FileLinks]]  # lifecycle statements, by type
+    tally: RunTally
     paths: dict[tuple[str, str], str] = field(default_factory=dict)  # (repo, path) → element
     applied: list[FileAction] = field(default_factory=list)  # document actions written or kept
     appeared: set[tuple[str, str]] = field(default_factory=set)  # newly mirrored (repo, path)
@@ -127,7 +129,7 @@ class FileMirror:
                 holds: dict[str, bool] = {}
                 pending = MirrorBatch(uow.store)
                 for action in batch:
-                    if action.kind is ActionKind.DELETED:
+                    if action.kind == "deleted":  # ActionKind, a StrEnum
                         self._retire_file(uow, run, action, heads, holds, pending)
                     else:
                         self._mirror_file(uow, run, action, heads, pending)
@@ -151,7 +153,7 @@ class FileMirror:
         tally.bytes_read += len(a.body.encode("utf-8", "surrogatepass"))
         if a.metadata.get("front_matter_repaired"):
             tally.repaired_front_matter += 1
-        if a.kind is ActionKind.RENAMED and a.old_path:
+        if a.kind == "renamed" and a.old_path:
             old = (a.repository, a.old_path)
             batch.flush()
             if uow.store.drop_ingest_file(a.repository, run.source_repo, a.old_path, a.element_id):
@@ -164,7 +166,7 @@ class FileMirror:
             outcome, wrote = "new", True
         else:
             batch.flush()
-            outcome = "renamed" if a.kind is ActionKind.RENAMED else "unchanged"
+            outcome = "renamed" if a.kind == "renamed" else "unchanged"
             if el.retired:
                 self._reinstate(uow, run, el, at)
                 outcome = "reinstated"

@@ -20,8 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from ingest.anchor_text import anchor_texts
-from ingest.links import LINK_TYPE, SUPERSEDED_BY_TYPE, SUPERSEDES_TYPE
+from ingest.link_types import LINK_TYPE, SUPERSEDED_BY_TYPE, SUPERSEDES_TYPE
 from projection.keyword_index import KeywordIndex
 from projection.link_graph import Anchor, LinkGraph
 from projection.ranking import PathStep
@@ -99,6 +98,8 @@ class LinkGraphs:
         self, uow: UnitOfWork, index: KeywordIndex, version_ids: list[str]
     ) -> dict[str, _Analysed]:
         """Each linking version's analysed anchors (kept; bodies read only for new ones)."""
+        from ingest.anchor_text import anchor_texts  # the Markdown reader: only when linked
+
         out: dict[str, _Analysed] = {}
         missing = []
         for version_id in version_ids:

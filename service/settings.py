@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+ENV_PREFIX = "AMEIDE_"
+VARIABLES = {"index_path": "AMEIDE_INDEX_DIR"}
+"""The fields whose variable is not the prefix and their name."""
 
 
-class Settings(BaseSettings):
-    """Where state lives and who the local principal is."""
+class Settings(BaseModel):
+    """Where state lives and who the local principal is.
 
-    model_config = SettingsConfigDict(env_prefix="AMEIDE_", extra="ignore")
+    A field not given is read from its environment variable (``AMEIDE_`` and the field's name
+    in any case; ``index_path`` from ``AMEIDE_INDEX_DIR``); one given, even as None, wins.
+    Plain pydantic: pydantic-settings' sources (dotenv, the secrets and cloud providers) cost
+    every command ~40 ms of start-up for two variables."""
+
+    model_config = ConfigDict(extra="ignore")
 
     home: Path = Field(default=Path(".ameide"), description="embedded state directory")
     database_url: str | None = Field(
@@ -22,7 +31,6 @@ class Settings(BaseSettings):
     principal: str | None = Field(default=None, description="local principal (CLI, MCP stdio)")
     index_path: Path | None = Field(
         default=None,
-        validation_alias="AMEIDE_INDEX_DIR",
         description="keyword index directory; default under home, one per database",
     )
     index_engine: str | None = Field(
@@ -36,6 +44,19 @@ class Settings(BaseSettings):
         description="semantic recall: auto (on when its packages are installed: they are "
         "dependencies, so on by default), on (insist), off (keyword-only reads)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_environment(cls, given: Any) -> Any:
+        if not isinstance(given, dict):
+            return given
+        env = {k.upper(): v for k, v in os.environ.items() if k.upper().startswith(ENV_PREFIX)}
+        found = dict(given)
+        for name in cls.model_fields:
+            value = env.get(VARIABLES.get(name, ENV_PREFIX + name.upper()))
+            if name not in found and value is not None:
+                found[name] = value
+        return found
 
     @property
     def resolved_database_url(self) -> str:

@@ -79,9 +79,7 @@ def read_pinned(path: Path, name: str, verified: Path | None = None) -> bytes:
     back), so the file is hashed again; whoever can rewrite the cache can rewrite the weights."""
     file = path / name
     expected = WEIGHTS_SHA256[name]
-    st = file.stat()
-    stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns,
-             "inode": st.st_ino, "sha256": expected}  # fmt: skip
+    stamp = _stamp(file, expected)
     remembered = _remembered(verified)
     key = str(file.resolve())
     data = file.read_bytes()
@@ -101,6 +99,39 @@ def read_pinned(path: Path, name: str, verified: Path | None = None) -> bytes:
     if verified is not None:
         _remember(verified, {**remembered, key: stamp})
     return data
+
+
+def passed_before(path: Path, name: str, verified: Path | None) -> bool:
+    """Whether the model file ``name`` passed :func:`read_pinned` before and its stat still
+    says it is the file that did (then it may be used without reading it whole first)."""
+    file = path / name
+    return _remembered(verified).get(str(file.resolve())) == _stamp(file, WEIGHTS_SHA256[name])
+
+
+def _stamp(file: Path, expected: str) -> dict[str, Any]:
+    st = file.stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns,
+            "inode": st.st_ino, "sha256": expected}  # fmt: skip
+
+
+def mapped_tensors(file: Path) -> dict[str, Any]:
+    """The tensors of a safetensors file as read-only NumPy arrays over a memory map of it:
+    nothing is read or copied until a product touches it (the format: an 8-byte little-endian
+    header length, the JSON header naming each tensor's dtype, shape and byte range, the data)."""
+    import numpy as np
+
+    dtypes = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
+    with file.open("rb") as f:
+        size = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(size))
+    data = np.memmap(file, dtype=np.uint8, mode="r", offset=8 + size)
+    tensors = {}
+    for name, spec in header.items():
+        if name != "__metadata__":
+            start, end = spec["data_offsets"]
+            array = data[start:end].view(dtypes[spec["dtype"]])
+            tensors[name] = array.reshape(spec["shape"])
+    return tensors
 
 
 def _remembered(verified: Path | None) -> dict[str, Any]:
@@ -188,11 +219,13 @@ class MiniLMEncoder:
         self._layers = int(config["num_hidden_layers"])
         self._eps = float(config.get("layer_norm_eps", 1e-12))
         self._max = max_tokens
-        weights = load(read_pinned(path, "model.safetensors", verified))
-        self._w = {k.removeprefix("bert."): v.astype(np.float32) for k, v in weights.items()}
-        for key in [k for k in self._w if k.endswith(".weight") and self._w[k].ndim == 2]:
-            if not key.startswith("embeddings."):  # dense kernels, stored (out, in): transpose once
-                self._w[key] = np.ascontiguousarray(self._w[key].T)
+        if passed_before(path, "model.safetensors", verified):  # mapped, read as used
+            weights = mapped_tensors(path / "model.safetensors")
+        else:  # read once, hashed, and used as read
+            weights = load(read_pinned(path, "model.safetensors", verified))
+        self._w = {
+            k.removeprefix("bert."): v.astype(np.float32, copy=False) for k, v in weights.items()
+        }
         tokenizer = Tokenizer.from_str(read_pinned(path, "tokenizer.json", verified).decode())
         tokenizer.enable_truncation(max_length=max_tokens)
         tokenizer.no_padding()
@@ -257,10 +290,10 @@ class MiniLMEncoder:
         return self._norm(out, f"{name}.output.LayerNorm")
 
     def _dense(self, x: Any, name: str) -> Any:
-        kernel = self._w[f"{name}.weight"]
-        flat = x.reshape(-1, x.shape[-1]) @ kernel
+        kernel = self._w[f"{name}.weight"]  # stored (out, in): BLAS reads it transposed
+        flat = x.reshape(-1, x.shape[-1]) @ kernel.T
         flat += self._w[f"{name}.bias"]
-        return flat.reshape(*x.shape[:-1], kernel.shape[1])
+        return flat.reshape(*x.shape[:-1], kernel.shape[0])
 
     def _norm(self, x: Any, name: str) -> Any:
         np = self._np

@@ -158,7 +158,7 @@ def test_bad_arguments_and_forbidden_repositories_are_tool_errors(world: World) 
         no_query = await client.call_tool("memory.get_context", {"repository": world.repo})
         assert "give a query, element_ids or version_ids" in error_text(no_query)
         bad_repo = await client.call_tool("memory.search", {"repository": "acme", "query": "x"})
-        assert "must be TENANT/ORG/REPO or TENANT/ORG" in error_text(bad_repo)
+        assert "malformed repository 'acme': expected TENANT/ORG/REPO" in error_text(bad_repo)
 
         forbidden = await client.call_tool(
             "memory.get_context", {"repository": world.repo, "query": "phase"}

@@ -542,16 +542,16 @@ FORBIDDEN_VS_MISSING = [
 """Pairs that must be indistinguishable (the repository's name aside)."""
 
 ADAPTER_VALIDATED: dict[str, dict[str, str]] = {
-    "cli": {"malformed as_of": "--as-of"},
     "mcp": {"unknown selector": "selector", "over-cap budget": "max_items"},
     "rest": {"propose an empty body": "body.body", "malformed element id": "path.element_id"},
 }
 """Known differences: bad requests a surface refuses itself, before the service sees them
-(the CLI parses ``--as-of``; the MCP tool's input schema checks ``selector`` and
+(the MCP tool's input schema checks ``selector`` and
 ``max_items``; REST's OpenAPI schema carries the service's input rules, so FastAPI refuses a
 blank body or a malformed id first, with the service's words inside its validation shape:
 ``invalid request: body.body: body is empty``), so the message and details are the surface's
-own. A refused read_context body is still worded by the service's own ``parse_request``. The
+own. A refused read_context body is still worded by the service's own ``parse_request`` (the
+CLI's, MCP's and the console's reads are built by ``edge.reading.read_request``). The
 code must still match and the message must name the field (the value here); the test also
 fails once a difference disappears, so this list stays exact."""
 

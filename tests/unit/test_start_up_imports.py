@@ -23,8 +23,12 @@ def _imported_after(statement: str) -> set[str]:
     [
         # --version and --help: no database, index, service or ingest stack
         ("import cli.main", {"sqlalchemy", "runtime", "service.app", "git", "tantivy", "whoosh"}),
-        # the composition root: git only for an ingest, the model only for a semantic read
-        ("import runtime", {"git", "tokenizers", "safetensors"}),
+        # the composition root: git and the ingest pipeline (Markdown, YAML, routing rules)
+        # only for an ingest, the model only for a semantic read, no pydantic-settings sources
+        (
+            "import runtime",
+            {"git", "ingest.plan", "yaml", "tokenizers", "safetensors", "pydantic_settings"},
+        ),
     ],
 )
 def test_heavy_packages_are_imported_on_first_use(statement: str, absent: set[str]) -> None:
@@ -45,3 +49,53 @@ def test_version_answers_before_the_command_tree_and_says_what_the_cli_says() ->
     ).stdout.splitlines()
     assert out[1] == "False False"
     assert out[0] == CliRunner().invoke(app, ["--version"]).stdout.strip()
+
+
+def test_each_command_is_built_from_the_module_named_for_it() -> None:
+    """``cli.main.run`` builds only the module that declares the command a line names: the
+    table must name every command of every module, and nothing else."""
+    from cli.main import MODULES, build
+
+    for module, names in MODULES.items():
+        alone = build([module])
+        declared = [c.name for c in alone.registered_commands]
+        declared += [g.name for g in alone.registered_groups]
+        assert sorted(declared) == sorted(names), module
+    everything = build()
+    assert len(everything.registered_commands) + len(everything.registered_groups) == sum(
+        len(names) for names in MODULES.values()
+    )
+
+
+def test_the_global_options_that_take_a_value_are_the_ones_skipped() -> None:
+    from typer.main import get_command
+
+    from cli.main import VALUED_OPTIONS, build
+
+    root = get_command(build([]))
+    valued = {
+        name
+        for param in root.params
+        if not getattr(param, "is_flag", False) and param.param_type_name == "option"
+        for name in param.opts
+    }
+    assert valued == VALUED_OPTIONS
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["context", "--repo", "a/b/c", "q"], "context"),
+        (["--home", "context", "--as", "user:x", "index", "status"], "index"),
+        (["--home=h", "--json", "search", "q"], "search"),
+        (["--help"], None),
+        (["--home", "h", "--help", "context"], None),
+        ([], None),
+        (["contxt"], None),  # the whole app says what it could have meant
+        (["--home"], None),
+    ],
+)
+def test_a_command_line_names_its_command(argv: list[str], command: str | None) -> None:
+    from cli.main import command_named
+
+    assert command_named(argv) == command

@@ -8,7 +8,7 @@ import pytest
 
 from domain.errors import InvalidArgument
 from domain.values import describe_problem, parse_instant, parse_scope, require_zone
-from edge.reading import DEFAULT_MAX_CHARS, DEFAULT_MAX_ITEMS, read_scope
+from edge.reading import DEFAULT_MAX_CHARS, DEFAULT_MAX_ITEMS, read_request, read_scope
 from service.read_request import parse_request
 
 MALFORMED = "malformed {name} {text!r}"
@@ -59,15 +59,47 @@ def test_a_read_request_follows_the_same_instant_rule() -> None:
 )
 def test_a_read_scope_is_a_repository_or_an_organization(text: str, repository: str | None) -> None:
     scope = {"tenant_id": "acme", "organization_id": "eng", "repository_id": repository}
-    assert read_scope(text, field="repository", malformed="bad {text!r}") == scope
+    assert read_scope(text) == scope
 
 
 @pytest.mark.parametrize("text", ["acme", "acme//x", "a/b/c/d", "/eng"])
-def test_any_other_read_scope_is_refused_in_the_surfaces_words(text: str) -> None:
+def test_any_other_read_scope_is_refused_in_one_wording(text: str) -> None:
     with pytest.raises(InvalidArgument) as refused:
-        read_scope(text, field="repo", malformed="malformed --repo {text!r}")
-    assert refused.value.message == f"malformed --repo {text!r}"
-    assert refused.value.details == {"field": "repo"}
+        read_scope(text)
+    assert refused.value.message == (
+        f"malformed repository {text!r}: expected TENANT/ORG/REPO or TENANT/ORG"
+    )
+    assert refused.value.details == {"field": "repository"}
+
+
+def test_a_read_request_is_built_from_text_leaving_the_rest_to_the_defaults() -> None:
+    read = read_request("acme/eng", "deploy", as_of=" ", max_items=3, explain=True)
+    assert (read.scope.org_key, read.scope.repo_key, read.query) == ("acme/eng", None, "deploy")
+    assert read.as_of is None  # a blank form field is no instant
+    assert (read.budget.max_items, read.budget.max_chars) == (3, DEFAULT_MAX_CHARS)
+    assert (read.selector.kind, read.explain, read.detail_level) == ("published", True, "excerpt")
+    assert read.model_dump(exclude_unset=True).keys() == {"scope", "query", "budget", "explain"}
+    pinned = read_request("acme/eng/x", None, selector="version_ref", version_ids=["ver_1"])
+    assert pinned.wanted_version_ids == ("ver_1",)
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"as_of": "yesterday"}, "as_of: unparsable instant 'yesterday'"),
+        ({"valid_at": "2026-01-01"}, "valid_at: the instant needs a time zone"),
+        ({"selector": "newest"}, "selector.kind: unknown selector 'newest'"),
+        ({"baseline_id": "bl_1"}, "selector published takes no baseline_id"),
+        ({"max_items": 0}, "budget.max_items: Input should be greater than or equal to 1"),
+    ],
+)
+def test_a_bad_read_is_refused_by_the_request_model_in_its_words(
+    given: dict[str, object], message: str
+) -> None:
+    with pytest.raises(InvalidArgument) as refused:
+        read_request("acme/eng/x", "q", **given)  # type: ignore[arg-type]
+    assert refused.value.message.startswith("invalid read_context request: ")
+    assert message in refused.value.message
 
 
 @pytest.mark.parametrize("scope", ["*", "acme", "acme/eng", "acme/eng/platform"])

@@ -107,3 +107,33 @@ def test_a_cache_that_cannot_be_read_only_means_hashing_again(
     verified.write_text("not json", encoding="utf-8")
     encoder.MiniLMEncoder(path=copy, verified=verified)
     assert "model.safetensors" in verified.read_text("utf-8")  # replaced by a good one
+
+
+def test_verified_weights_are_mapped_and_encode_as_the_weights_read_whole(
+    installed: Path, tmp_path: Path
+) -> None:
+    """Weights that passed the check before are used through a memory map (a CLI read does
+    not read and copy 91 MB first); the vectors are the ones of the weights read and hashed."""
+    import numpy
+
+    verified = tmp_path / encoder.VERIFIED_FILE
+    read_whole = encoder.MiniLMEncoder(path=installed, verified=verified)
+    assert not isinstance(read_whole._w["pooler.dense.weight"], numpy.memmap)
+    mapped = encoder.MiniLMEncoder(path=installed, verified=verified)
+    assert isinstance(mapped._w["pooler.dense.weight"], numpy.memmap)
+    texts = ["how does a curator accept a proposal", "rollback a baseline"]
+    assert abs(read_whole.encode(texts) - mapped.encode(texts)).max() < 1e-6
+
+
+def test_weights_rewritten_after_the_check_are_hashed_again_and_refused(
+    installed: Path, tmp_path: Path
+) -> None:
+    copy = _copy(installed, tmp_path / "model", real=("model.safetensors",))
+    verified = tmp_path / encoder.VERIFIED_FILE
+    encoder.MiniLMEncoder(path=copy, verified=verified)
+    weights = copy / "model.safetensors"
+    before = weights.stat()
+    _flip_one_byte(weights, before.st_size - 1)
+    os.utime(weights, ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.raises(encoder.WeightsRefused, match=r"model\.safetensors"):
+        encoder.MiniLMEncoder(path=copy, verified=verified)
