@@ -11,7 +11,7 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from storage.db import make_engine
 
-SCHEMA_REVISION = "e7b3c9d2f5a1"
+SCHEMA_REVISION = "b5d1f7a3c9e2"
 
 
 def database_revision(url: str) -> str | None:

@@ -423,3 +423,6 @@ ingest_files = sa.Table(
     _col("element_id", ID, sa.ForeignKey("elements.element_id"), index=True),
     _col("commit_sha", sa.String(64)),
 )
+
+# The registered sources' tables (same metadata), defined in their own module.
+from storage import schema_sources as _schema_sources  # noqa: E402, F401
