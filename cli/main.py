@@ -29,6 +29,7 @@ from cli import (
     commands_read,
     commands_remote,
     commands_serve,
+    commands_sources,
     commands_test,
     output,
 )
@@ -295,6 +296,7 @@ commands_publish.register(app)
 commands_audit.register(app)
 commands_read.register(app)
 commands_ingest.register(app)
+commands_sources.register(app)
 commands_index.register(app)
 commands_mcp.register(app)
 commands_serve.register(app)

@@ -39,6 +39,7 @@ from server import (
     rest_knowledge,
     rest_publishing,
     rest_read,
+    rest_sources,
 )
 from server.http_limits import BodyLimit, BodyText, JsonBody
 from server.rest_deps import TOOL_ID, RestContext, bearer, known_query_only
@@ -110,7 +111,15 @@ def create_app(
     app.state.metrics = metrics
     install_error_handlers(app)
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(known_query_only)])
-    modules = (rest_admin, rest_knowledge, rest_curation, rest_publishing, rest_audit, rest_read)
+    modules = (
+        rest_admin,
+        rest_knowledge,
+        rest_curation,
+        rest_publishing,
+        rest_audit,
+        rest_read,
+        rest_sources,
+    )
     for module in modules:
         v1.include_router(module.router)
     app.include_router(v1)
