@@ -181,13 +181,15 @@ class SourceRunner:
 
     def next_run(self, row: dict[str, Any], now: datetime, failures: int) -> datetime:
         """The interval (± jitter) after the due time that started it (now, if that is long
-        past); after ``failures`` failed runs in a row, ``interval × 2^(failures-1)`` capped."""
+        past or still ahead); after ``failures`` failed runs in a row,
+        ``interval × 2^(failures-1)``, capped."""
         interval = float(row["interval_s"])
         if failures:
             cap = max(self.timing.max_backoff_s, interval)
             return now + timedelta(seconds=min(cap, interval * 2 ** (failures - 1)))
-        due = row["next_run_at"]
-        base = due if due is not None and due + timedelta(seconds=interval) > now else now
+        due = row["next_run_at"]  # a manual run before its due time restarts the interval
+        late = due is None or due > now or due + timedelta(seconds=interval) <= now
+        base = now if late else due
         jitter = random.uniform(-self.timing.jitter, self.timing.jitter) * interval
         return base + timedelta(seconds=interval + jitter)
 

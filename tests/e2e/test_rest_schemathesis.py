@@ -30,7 +30,7 @@ from tests.e2e.rest_harness import running
 pytestmark = pytest.mark.slow
 
 CHECKS = "all"
-OPERATIONS = 51
+OPERATIONS = 52  # + POST /v1/sources/{source_id}/hook
 """Every operation of the document (a new endpoint must be counted here, so it is fuzzed)."""
 MAX_EXAMPLES = 5
 SEED = 20261121
