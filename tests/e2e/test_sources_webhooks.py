@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from edge.network import MAX_REQUEST_BYTES
 from tests.e2e.sources_harness import ADMIN, REPO, Served, make_home, open_home, serve
 from tests.integration.ingest.conftest import GitRepo
 
@@ -176,7 +177,7 @@ def test_signed_deliveries_queue_one_run_each_and_bad_ones_start_nothing(world) 
         assert len(runs(home, source_id)) == 3
 
 
-def test_deliveries_past_the_rate_of_a_source_are_429(world) -> None:
+def test_deliveries_past_the_rate_of_a_source_are_429_and_a_huge_body_413(world) -> None:
     hook = f"/v1/sources/{world['source']}/hook"
     body = github_push("refs/heads/elsewhere", "f" * 40)
     with (
@@ -187,6 +188,9 @@ def test_deliveries_past_the_rate_of_a_source_are_429(world) -> None:
             http.post(hook, content=body, headers=github(f"r-{n}", body, signed(body))).status_code
             for n in range(14)
         ]
+        huge = b'{"ref": "' + b"x" * MAX_REQUEST_BYTES + b'"}'
+        too_large = http.post(hook, content=huge, headers=github("big", huge, signed(huge)))
+    assert too_large.status_code == 413
     assert codes[:10] == [202] * 10
     assert 429 in codes[10:]
     assert runs(world["home"], world["source"])[0].trigger == "manual"  # nothing else ran
