@@ -34,6 +34,7 @@ from service.views import iso
 log = logging.getLogger("ameide.sources")
 TOOL_ID = "ameide-sources"
 MAX_ERROR_CHARS = 2000
+ABANDONED = "abandoned: its runner stopped before recording the end (the lease expired)"
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class SourceRunner:
         """Run a leased source, record the run, release the lease with the next run time."""
         started = self.k.clock.now()
         with self.k.uow() as uow:
+            uow.store.abandon_source_runs(row["source_id"], started, ABANDONED)
             run_id = uow.store.start_source_run(row["source_id"], trigger, self.identity, started)
             uow.commit()
         heartbeat = _Heartbeat(self, row["source_id"])

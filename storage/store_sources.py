@@ -168,6 +168,16 @@ class SourceStore:
         )
         return int(done.scalar_one())
 
+    def abandon_source_runs(self, source_id: str, at: datetime, error: str) -> int:
+        """Mark the source's runs still ``running`` as failed (their runner's lease expired:
+        the caller holds the lease now, so nobody else is running it)."""
+        done = self.conn.execute(
+            source_runs.update()
+            .where(_r.source_id == source_id, _r.status == "running")
+            .values(status="failed", finished_at=at, error=error)
+        )
+        return int(done.rowcount)
+
     def finish_source_run(
         self,
         run_id: int,

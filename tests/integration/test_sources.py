@@ -147,3 +147,21 @@ def _at(text):
     from datetime import datetime
 
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def test_a_run_whose_runner_died_is_recorded_as_abandoned_when_the_lease_expires(app, git) -> None:
+    source = add(app, git, interval_s=3600)
+    runner = app.source_runner
+    assert runner is not None
+    dead = SourceRunner(runner.k, runner.ingest, None)
+    assert dead._lease(source.source_id, due_only=True) is not None
+    with app.uow() as uow:  # it started a run, then its process died
+        uow.store.start_source_run(source.source_id, "schedule", dead.identity, app.clock.now())
+        past = app.clock.now() - timedelta(seconds=1)
+        uow.store.update_source(source.source_id, {"lease_until": past})
+        uow.commit()
+    assert runner.run_due() == 1  # the expired lease is taken over
+    newer, older = app.service.source_status(ADMIN, source.source_id).runs
+    assert (newer.status, newer.runner) == ("ok", runner.identity)
+    assert older.status == "failed"
+    assert older.error.startswith("abandoned")
