@@ -16,6 +16,7 @@ from cli import output
 from cli.commands_ingest import RoutingFile, _routing_rules
 from cli.options import JsonFlag, Repo
 from cli.session import session
+from domain.errors import FailedPrecondition
 
 PANEL = "Ingest"
 
@@ -217,10 +218,18 @@ def _counts(report: dict[str, Any] | None) -> str:
 
 @source_app.command("run")
 def source_run(ctx: typer.Context, source_id: SourceId, json_: JsonFlag = False) -> None:
-    """Pull and ingest a source now, in this process, as you (admin or ingestor)."""
+    """Pull and ingest a source now, in this process, as you (admin or ingestor).
+
+    A run that fails is a FAILED_PRECONDITION error naming the run (see source status)."""
     s = session(ctx, json_)
-    run = s.service.run_source(s.caller, source_id).model_dump()
-    s.emit(run, _show_run)
+    run = s.service.run_source(s.caller, source_id)
+    if run.status == "failed":
+        raise FailedPrecondition(
+            f"run {run.run_id} of {source_id} failed: {run.error}",
+            source_id=source_id,
+            run_id=run.run_id,
+        )
+    s.emit(run.model_dump(), _show_run)
 
 
 def _show_run(r: dict[str, Any]) -> None:
