@@ -167,6 +167,7 @@ def serve(
         return
     server = AmeideServer(service, settings, config)
     configure_logging()
+    s.app.start_source_scheduler()  # registered sources: schedules and webhooks (docs/sources.md)
     # a drain that finished is a clean stop: exit 0, as the supervisor of several workers does
     server.run(
         on_ready=lambda e: _announce({**asdict(e), "workers": 1}, as_json=s.json), reraise=False

@@ -273,6 +273,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "commands_audit": ("history", "access-log", "audit"),
     "commands_read": ("context", "search", "verify-citations", "replay", "eval"),
     "commands_ingest": ("ingest", "routing"),
+    "commands_sources": ("source",),
     "commands_index": ("index",),
     "commands_mcp": ("mcp",),
     "commands_serve": ("serve",),

@@ -7,6 +7,7 @@ never followed, and nothing outside the repository is ever opened.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import re
@@ -64,14 +65,19 @@ class GitBacklogSource:
         *,
         cache_dir: Path | None = None,
         source_name: str | None = None,
+        credential: str | None = None,
     ) -> GitBacklogSource:
-        """Open a local repository, or mirror-clone (or refresh) a URL under ``cache_dir``."""
+        """Open a local repository, or mirror-clone (or refresh) a URL under ``cache_dir``;
+        ``credential`` (a token) is sent to an ``http(s)`` URL as an HTTP header through git's
+        environment, never written into the URL, the clone's config or the command line."""
         text = os.fspath(source)
         if text.startswith("-"):
             raise GitSourceError(f"refusing source that looks like an option: {text!r}")
         name = source_name or public_source_name(text)
         try:
-            repo = _clone_or_fetch(text, cache_dir) if is_git_url(text) else git.Repo(text)
+            repo = (
+                _clone_or_fetch(text, cache_dir, credential) if is_git_url(text) else git.Repo(text)
+            )
         except (git.GitError, OSError) as exc:
             raise GitSourceError(f"cannot open git source {name!r}: {_first_line(exc)}") from exc
         return cls(repo, name)
@@ -177,18 +183,36 @@ class GitBacklogSource:
         return out
 
 
-def _clone_or_fetch(url: str, cache_dir: Path | None) -> git.Repo:
+def _credential_env(url: str, credential: str | None) -> dict[str, str]:
+    """git's environment for a fetch: never prompt; with a credential for an ``http(s)`` URL,
+    an ``Authorization: Basic`` header (user: the URL's, else ``x-access-token``) passed as
+    ``GIT_CONFIG_*`` variables, so the token is in no file and no command line."""
+    env = {"GIT_TERMINAL_PROMPT": "0"}
+    parts = urlsplit(url) if "://" in url else None
+    if credential and parts is not None and parts.scheme in ("http", "https"):
+        user = parts.username or "x-access-token"
+        basic = base64.b64encode(f"{user}:{credential}".encode()).decode()
+        env |= {
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "http.extraHeader",
+            "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
+        }
+    return env
+
+
+def _clone_or_fetch(url: str, cache_dir: Path | None, credential: str | None = None) -> git.Repo:
     """Mirror-clone ``url`` into the cache (one directory per URL), or fetch if already there."""
+    env = {**os.environ, **_credential_env(url, credential)}
     if cache_dir is None:
         raise GitSourceError("a cache directory is needed to clone a URL source")
     key = hashlib.sha256(public_source_name(url).encode()).hexdigest()[:24]
     target = Path(cache_dir) / f"src-{key}.git"
     if target.exists():
         repo = git.Repo(target)
-        repo.git.fetch("--prune", "--quiet", "origin")
+        repo.git.fetch("--prune", "--quiet", "origin", env=env)
         return repo
     target.parent.mkdir(parents=True, exist_ok=True)
-    return git.Repo.clone_from(url, target, multi_options=["--mirror", "--quiet"])
+    return git.Repo.clone_from(url, target, env=env, multi_options=["--mirror", "--quiet"])
 
 
 def _parse_ls_tree(record: bytes) -> TreeEntry:

@@ -121,8 +121,9 @@ class BacklogSource(Protocol):
 
 class BacklogSourceFactory(Protocol):
     """Opens a backlog source by name (a path or URL); URL sources are cloned under
-    ``cache_dir``. Raises :class:`SourceError`; the source is closed when its context exits."""
+    ``cache_dir`` (``credential``, a token, authenticates a URL's fetch; it is never stored).
+    Raises :class:`SourceError`; the source is closed when its context exits."""
 
     def __call__(
-        self, source: str, *, cache_dir: Path | None = None
+        self, source: str, *, cache_dir: Path | None = None, credential: str | None = None
     ) -> AbstractContextManager[BacklogSource]: ...

@@ -30,6 +30,7 @@ from service.index_ops import IndexMaintainer
 from service.read_pipeline import ReadPipeline
 from service.semantic_recall import SemanticRecall
 from service.settings import Settings
+from service.sources_runner import SourceRunner, SourceScheduler
 from storage.db import SqlAlchemyUnitOfWork, make_engine
 from storage.revision import SCHEMA_REVISION, database_revision
 
@@ -74,6 +75,15 @@ class App:
     reads: ReadPipeline
     status_upkeep: BackgroundUpkeep | None = None  # the keyword index's background upkeep
     wrote: threading.Event | None = None  # set by this process's first committed write
+    source_runner: SourceRunner | None = None  # runs registered sources (``service.sources``)
+    source_scheduler: SourceScheduler | None = None  # started by ``ameide serve``
+
+    def start_source_scheduler(self, poll_s: float = 1.0) -> None:
+        """Run registered sources on their schedule and webhooks in the background (``ameide
+        serve``, each of its workers: the database lease lets one process run each source)."""
+        if self.source_scheduler is None and self.source_runner is not None:
+            self.source_scheduler = SourceScheduler(self.source_runner, poll_s)
+            self.source_scheduler.start()
 
     def close(self) -> None:
         """Apply what this process committed to the keyword index (if it committed anything),
@@ -85,6 +95,8 @@ class App:
         that did not finish in time) is left as it is: its work stays in the outbox, for the
         next write, read, ``index status`` or open on this home."""
         stopped = True
+        if self.source_scheduler is not None:
+            self.source_scheduler.close(timeout=CLOSE_WAIT)
         if self.status_upkeep is not None:
             stopped = self.status_upkeep.close(timeout=CLOSE_WAIT)
         wrote = self.wrote is None or self.wrote.is_set()  # else: leave an index as it found it
@@ -166,22 +178,41 @@ def build_app(
 
     clock = Clock()
     ranking = _config_file(settings).get("ranking")
+    runners: list[SourceRunner] = []
     service, reads = compose(
-        uow_factory, clock, indexer, semantic, ranking, _open_git_source, upkeep
+        uow_factory,
+        clock,
+        indexer,
+        semantic,
+        ranking,
+        _open_git_source,
+        upkeep,
+        source_home=settings.home,
+        on_source_runner=runners.append,
     )
     return App(
-        settings, engine, service, clock, uow_factory, indexer, semantic, reads, upkeep, wrote
+        settings,
+        engine,
+        service,
+        clock,
+        uow_factory,
+        indexer,
+        semantic,
+        reads,
+        upkeep,
+        wrote,
+        runners[0],
     )
 
 
 def _open_git_source(
-    source: str, *, cache_dir: Path | None = None
+    source: str, *, cache_dir: Path | None = None, credential: str | None = None
 ) -> AbstractContextManager[BacklogSource]:
     """``GitBacklogSource.open``, imported on the first ingest: GitPython costs every other
     command ~50 ms of start-up."""
     from ingest.git_source import GitBacklogSource
 
-    return GitBacklogSource.open(source, cache_dir=cache_dir)
+    return GitBacklogSource.open(source, cache_dir=cache_dir, credential=credential)
 
 
 def _semantic_recall(

@@ -8,7 +8,8 @@ recall) to reading and evaluation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from ingest.source import BacklogSourceFactory
 from projection.keyword_index import KeywordIndex
@@ -43,6 +44,8 @@ from service.reading import Reading
 from service.review import Review
 from service.selection_cache import SelectionCache
 from service.semantic_recall import SemanticRecall
+from service.sources import Sources
+from service.sources_runner import SourceRunner, Timing
 from service.tokens import TokenRegistry
 from service.writer import ElementWriter
 
@@ -55,8 +58,15 @@ def compose(
     ranking: RankingWeights | Mapping[str, object] | None = None,
     backlog_sources: BacklogSourceFactory | None = None,
     status_upkeep: BackgroundUpkeep | None = None,
+    source_home: Path | None = None,
+    on_source_runner: Callable[[SourceRunner], None] | None = None,
+    source_timing: Timing | None = None,
 ) -> tuple[MemoryService, ReadPipeline]:
-    """The service, and its read pipeline (for benchmarks and tests that run reads bare)."""
+    """The service, and its read pipeline (for benchmarks and tests that run reads bare).
+
+    ``source_home``: where registered sources clone (``sources/``) and keep generated webhook
+    secrets (``secrets/``); ``on_source_runner`` is handed the runner of registered sources
+    (``ameide serve`` schedules it)."""
     k = Kernel(uow, Gate(Authorizer()), AuditTrail(clock), clock)
     writer = ElementWriter(k.audit)
     decisions = Decisions(writer, k.audit)
@@ -64,6 +74,12 @@ def compose(
     pipeline = ReadPipeline(k, indexer, semantic, ranking, SelectionCache())
     tokens = TokenRegistry(k)
     curation = Curation(k, book)
+    ingest = Ingest(k, FileMirror(k, writer), LinkMirror(k, writer), backlog_sources)
+    runner = SourceRunner(
+        k, ingest, source_home / "sources" if source_home else None, source_timing
+    )
+    if on_source_runner is not None:
+        on_source_runner(runner)
     parts = UseCases(
         elements=Elements(k, writer),
         curation=curation,
@@ -77,8 +93,9 @@ def compose(
         erasure=Erasure(k),
         reading=Reading(k, pipeline),
         evaluation=Evaluation(k, pipeline),
-        ingest=Ingest(k, FileMirror(k, writer), LinkMirror(k, writer), backlog_sources),
+        ingest=ingest,
         drift=Drift(k, curation),
         gaps=Gaps(k),
+        sources=Sources(k, runner, source_home / "secrets" if source_home else None),
     )
     return MemoryService(parts), pipeline

@@ -40,6 +40,7 @@ from server import (
     rest_knowledge,
     rest_publishing,
     rest_read,
+    rest_sources,
 )
 from server.http_limits import BodyLimit, BodyText, JsonBody
 from server.rest_deps import TOOL_ID, RestContext, bearer, known_query_only
@@ -119,6 +120,7 @@ def create_app(
         rest_audit,
         rest_read,
         rest_drift,
+        rest_sources,
     )
     for module in modules:
         v1.include_router(module.router)

@@ -425,6 +425,7 @@ def serve_worker(
             grpc_reuseport=True,
             workers=workers,
         )
+        app.start_source_scheduler()  # every worker: the database lease picks one per run
         threading.Thread(
             target=_watch_supervisor,
             args=(spec.supervisor_pid, server.stop),

@@ -27,6 +27,7 @@ from service.ingest import Ingest
 from service.publishing import Publishing
 from service.reading import Reading
 from service.review import Review
+from service.sources import Sources
 from service.tokens import TokenRegistry
 
 P = ParamSpec("P")
@@ -53,6 +54,7 @@ class UseCases:
     ingest: Ingest
     drift: Drift
     gaps: Gaps
+    sources: Sources
 
 
 class Op(Generic[G, P, R]):
@@ -143,6 +145,15 @@ class MemoryService:
     drift_review = Op("drift", Drift.drift_review)
     drift_propose = Op("drift", Drift.drift_propose)
     gaps = Op("gaps", Gaps.gaps)
+    # registered sources (schedules and webhooks)
+    add_source = Op("sources", Sources.add_source)
+    list_sources = Op("sources", Sources.list_sources)
+    pause_source = Op("sources", Sources.pause_source)
+    resume_source = Op("sources", Sources.resume_source)
+    remove_source = Op("sources", Sources.remove_source)
+    source_status = Op("sources", Sources.source_status)
+    run_source = Op("sources", Sources.run_source)
+    source_hook = Op("sources", Sources.source_hook)
     # discovery
     whoami = Op("discovery", Discovery.whoami)
     list_repositories = Op("discovery", Discovery.list_repositories)

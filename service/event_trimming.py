@@ -31,7 +31,7 @@ from domain.permissions import Action
 from domain.values import Classification
 from service.authz import Caller, Permission
 from service.ports import Store
-from service.views import event_view
+from service.views import event_view, iso
 
 if TYPE_CHECKING:
     from service.core import UnitOfWork
@@ -245,3 +245,18 @@ def readable_items(vis: Visibility, items: Iterable[Mapping[str, Any]]) -> list[
         for i in items
         if vis.element(str(i.get("element_id"))) and vis.version(i.get("version_id"))
     ]
+
+
+def ingest_source_view(row: dict[str, Any], vis: Visibility, key: str) -> dict[str, Any]:
+    """One ``ingest_sources`` record for ``ingest status``; the last report's totals only for
+    a caller cleared for ``restricted`` (``service.event_trimming.ingest_report``)."""
+    report = row["last_report"]
+    return {
+        "source_repo": row["source_repo"],
+        "last_commit": row["last_commit"],
+        "last_ref": row["last_ref"],
+        "last_run_at": iso(row["last_run_at"]),
+        "last_run_by": row["last_run_by"],
+        "run_count": row["run_count"],
+        "last_report": ingest_report(vis, key, report) if isinstance(report, dict) else report,
+    }

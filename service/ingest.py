@@ -32,11 +32,10 @@ from ingest.source import BacklogSource, BacklogSourceFactory, SourceError
 from service.authz import Caller
 from service.classification import above_clearance
 from service.core import repo_key
-from service.event_trimming import Visibility, ingest_report
+from service.event_trimming import Visibility, ingest_source_view
 from service.ingest_links import LinkMirror
 from service.ingest_mirror import FileMirror, IngestRun, Progress
 from service.kernel import Kernel
-from service.views import iso
 
 if TYPE_CHECKING:  # the pipeline (Markdown, YAML, routing rules) is imported by its first use
     from ingest.plan_model import FileAction, IngestPlan
@@ -81,6 +80,7 @@ class Ingest:
         full_scan: bool = False,
         dry_run: bool = False,
         allow_mass_retire: bool = False,
+        credential: str | None = None,
     ) -> dict[str, Any]:
         """Mirror the markdown files of ``source`` at ``ref`` into ``repo``; returns the report.
 
@@ -90,6 +90,7 @@ class Ingest:
         ``dry_run`` plans and reports without writing anything. A run that would retire more
         than :data:`MASS_RETIRE_SHARE` of the mirror (at least :data:`MASS_RETIRE_MIN` files) is
         refused unless ``allow_mass_retire`` — a mistyped ``--glob`` or ``--ref`` does that.
+        ``credential`` (a registered source's token) is handed to the source for a URL's fetch.
         """
         from ingest.state import MirrorState
 
@@ -99,7 +100,7 @@ class Ingest:
         config = _routing_config(routing, routing_name)
         with self.k.uow(readonly=True) as uow:
             self.k.gate.repository(uow, caller, key, Action.INGEST)
-        with _open_source(self.backlog_sources, source, cache_dir) as src:
+        with _open_source(self.backlog_sources, source, cache_dir, credential) as src:
             if len(src.source_repo) > MAX_SOURCE_CHARS:
                 raise InvalidArgument(f"source name is longer than {MAX_SOURCE_CHARS} characters")
             with self.k.uow(readonly=True) as uow:
@@ -243,7 +244,7 @@ class Ingest:
                 self.k.gate.repository(uow, caller, key, Action.INGEST)
             rows = uow.store.list_ingest_sources(key)
             vis = Visibility(self.k.gate, uow, caller)
-            sources = [_source_view(r, vis, key) for r in rows]
+            sources = [ingest_source_view(r, vis, key) for r in rows]
             self.k.audit.log_read(uow, caller, "ingest.status", key)
             uow.commit()
         return {"repository": key, "sources": sources}
@@ -320,13 +321,18 @@ def _dry_run_report(run: IngestRun, ref: str, glob: str, duration_s: float) -> d
 
 
 def _open_source(
-    open_source: BacklogSourceFactory | None, source: str, cache_dir: Path | None
+    open_source: BacklogSourceFactory | None,
+    source: str,
+    cache_dir: Path | None,
+    credential: str | None = None,
 ) -> AbstractContextManager[BacklogSource]:
     if not isinstance(source, str) or not source.strip():
         raise InvalidArgument("source is required: a git repository path or URL", field="source")
     if open_source is None:
         raise RuntimeError("this service was built without a backlog source factory")
     try:
+        if credential is not None:
+            return open_source(source, cache_dir=cache_dir, credential=credential)
         return open_source(source, cache_dir=cache_dir)
     except SourceError as exc:
         raise InvalidArgument(str(exc), field="source") from None
@@ -383,18 +389,3 @@ def _routing_config(routing: str | None, name: str) -> RoutingConfig | None:
         raise InvalidArgument(
             f"invalid routing rules: {exc}", field="routing", errors=exc.errors
         ) from None
-
-
-def _source_view(row: dict[str, Any], vis: Visibility, key: str) -> dict[str, Any]:
-    """One ``ingest_sources`` record for ``ingest status``; the last report's totals only for
-    a caller cleared for ``restricted`` (``service.event_trimming.ingest_report``)."""
-    report = row["last_report"]
-    return {
-        "source_repo": row["source_repo"],
-        "last_commit": row["last_commit"],
-        "last_ref": row["last_ref"],
-        "last_run_at": iso(row["last_run_at"]),
-        "last_run_by": row["last_run_by"],
-        "run_count": row["run_count"],
-        "last_report": ingest_report(vis, key, report) if isinstance(report, dict) else report,
-    }

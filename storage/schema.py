@@ -448,3 +448,5 @@ drift_reviews = sa.Table(
         name="uq_drift_reviews_reviewed_up_to",
     ),
 )
+# The registered sources' tables (same metadata), defined in their own module.
+from storage import schema_sources as _schema_sources  # noqa: E402, F401

@@ -30,6 +30,7 @@ from storage.store_governance import GovernanceStore
 from storage.store_index import INDEXED_SOURCE_KINDS, IndexStore
 from storage.store_ingest import IngestStore
 from storage.store_read import ReadStore
+from storage.store_sources import SourceStore
 
 _T = TypeVar("_T")
 
@@ -87,7 +88,7 @@ class _Forgetting:
         return getattr(self._conn, name)
 
 
-class Store(GovernanceStore, ReadStore, IngestStore, IndexStore, DriftStore):
+class Store(GovernanceStore, ReadStore, IngestStore, IndexStore, DriftStore, SourceStore):
     """Queries and writes of canonical state; no business rules.
 
     A few lookups a governed write repeats within its transaction (the caller's grants, the

@@ -1,7 +1,7 @@
 """drift reviews: a curator settled a curated version's drift up to an evidence version
 
 Revision ID: f2a7d3e9c4b1
-Revises: e7b3c9d2f5a1
+Revises: b5d1f7a3c9e2
 Create Date: 2026-11-28 11:00:00.000000
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 import storage.schema
 
 revision: str = "f2a7d3e9c4b1"
-down_revision: str | None = "e7b3c9d2f5a1"
+down_revision: str | None = "b5d1f7a3c9e2"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -34,7 +34,7 @@ from tests.integration.ingest.conftest import GitRepo
 pytestmark = pytest.mark.slow
 
 CHECKS = "all"
-OPERATIONS = 55
+OPERATIONS = 56  # + POST /v1/sources/{source_id}/hook
 """Every operation of the document (a new endpoint must be counted here, so it is fuzzed)."""
 MAX_EXAMPLES = 5
 SEED = 20261121
