@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
+from domain.errors import IndexBuilding
 from projection.keyword_index import DerivedIndex, IndexedChunk
 from service import index_rows
 from service.index_rows import chunk_rows, chunks_of, skipped, without
@@ -74,6 +75,10 @@ class IndexMaintainer(Generic[P]):
         self._opening = threading.Lock()
         self._dirty = False
         self._pruned_at: float | None = None  # time.monotonic() of this process's last prune
+        self.build_off_request: Callable[[], None] | None = None
+        """Set by a long-lived process (a server): what starts a full build on its background
+        upkeep, so a read of an index that must first be built from the database (a new home,
+        another engine's home) is refused at once instead of building inside the request."""
 
     @property
     def opened(self) -> P | None:
@@ -110,11 +115,15 @@ class IndexMaintainer(Generic[P]):
             target = self.head()
         if self._covers(target):
             return True
+        if self.build_off_request is not None and self.building():
+            self.build_off_request()
+            raise self._building_error()
         deadline = time.monotonic() + timeout
         while not self._lock.acquire(timeout=0.05):  # a batch of this process runs: join it
             if self._covers(target):
                 return True
             if time.monotonic() >= deadline:
+                self._refuse_if_building()
                 log.warning("the %s stayed busy for %.1f s: reading it as is", self.label, timeout)
                 return False
         try:
@@ -128,6 +137,7 @@ class IndexMaintainer(Generic[P]):
                 if self._covers(target):  # the other process's batch or rebuild covered it
                     return True
                 if time.monotonic() >= deadline:
+                    self._refuse_if_building()
                     log.warning(
                         "another process held the %s for %.1f s: reading it as it is",
                         self.label,
@@ -137,6 +147,29 @@ class IndexMaintainer(Generic[P]):
                 time.sleep(0.01)  # another process applies or rebuilds: poll its lock
         finally:
             self._lock.release()
+
+    def building(self) -> bool:
+        """True when the index cannot answer before a full build from the database: it was
+        never built (or was set aside: files of another format) while the database holds
+        indexable versions. Cheap once it was built (the watermark is known)."""
+        index = self.index
+        if index.last_applied_position() is not None and not index.needs_rebuild():
+            return False
+        with self._uow(readonly=True) as uow:
+            return uow.store.indexable_version_count() > 0
+
+    def _refuse_if_building(self) -> None:
+        """Raise :class:`IndexBuilding` rather than let a read answer from an index that
+        another thread or process is still building (it would miss what is not built yet)."""
+        if self.building():
+            raise self._building_error()
+
+    def _building_error(self) -> IndexBuilding:
+        return IndexBuilding(
+            f"the {self.label} is being built from the database (a new home, a switch of "
+            "index engine, or its files were of another format): retry in a minute",
+            index=self.label,
+        )
 
     def _covers(self, target: int) -> bool:
         """True when the index has applied every outbox row up to ``target``: its watermark is
