@@ -20,16 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from domain.errors import FailedPrecondition, InvalidArgument
 from ingest.source import BacklogSource
-from projection.generations import STATE
 from projection.index_owner import DirectoryTaken, Heartbeat, Owner, claim
 from projection.keyword_index import KeywordIndex
 from runtime.compose import compose
-from runtime.engines import (
-    engine_directory,
-    index_engine,
-    keyword_index_opener,
-    other_engines_indexes,
-)
+from runtime.engines import index_engine, keyword_index_opener, other_engines_indexes
 from service.app import MemoryService
 from service.background import BackgroundUpkeep
 from service.clock import Clock
@@ -159,10 +153,8 @@ def build_app(
     semantic = _semantic_recall(settings, plain_uow)
 
     upkeep = BackgroundUpkeep(indexer, settle=SETTLE)
-    if background:  # reads of an index still to be built are refused while upkeep builds it
-        indexer.build_off_request = upkeep.poke
-    if _index_to_build(settings) and background:
-        upkeep.poke()  # a server builds it at once, off the requests
+    if _home_of_another_engine(settings) and background:
+        upkeep.poke()  # a server builds it at once, off the requests (which wait, or are refused)
     embeds = background if embedding is None else embedding and background
     wrote = threading.Event()
 
@@ -217,14 +209,14 @@ def _claim_index_directory(settings: Settings, engine: Engine, *, renew: bool) -
     return Heartbeat(settings.index_dir, owner) if renew else None
 
 
-def _index_to_build(settings: Settings) -> bool:
-    """Whether the configured engine's index was never built in this home; says so when the
-    home's index is another engine's (the default changed, or the configuration did): reads
-    are then refused (``IndexBuilding``) until the new engine's index is built from the
-    database — never answered from the other engine's files nor from a partial index."""
+def _home_of_another_engine(settings: Settings) -> bool:
+    """Whether this home's keyword index is another engine's (the default changed, or the
+    configuration did) and the configured engine's was never built; says so. The configured
+    engine's index is then built from the database — by a server at once, in the background —
+    and reads meanwhile wait for it or are refused (``IndexBuilding``, see
+    ``IndexMaintainer.ensure_applied``): never answered from the other engine's files nor
+    from a partial index."""
     engine = index_engine(settings, _config_file(settings))
-    if (engine_directory(settings, engine) / STATE).is_file():
-        return False
     others = other_engines_indexes(settings, engine)
     if others:
         log.warning(
@@ -235,7 +227,7 @@ def _index_to_build(settings: Settings) -> bool:
             engine,
             engine,
         )
-    return True
+    return bool(others)
 
 
 def _open_git_source(

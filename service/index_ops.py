@@ -75,10 +75,6 @@ class IndexMaintainer(Generic[P]):
         self._opening = threading.Lock()
         self._dirty = False
         self._pruned_at: float | None = None  # time.monotonic() of this process's last prune
-        self.build_off_request: Callable[[], None] | None = None
-        """Set by a long-lived process (a server): what starts a full build on its background
-        upkeep, so a read of an index that must first be built from the database (a new home,
-        another engine's home) is refused at once instead of building inside the request."""
 
     @property
     def opened(self) -> P | None:
@@ -110,14 +106,13 @@ class IndexMaintainer(Generic[P]):
         past ``target`` and no open gap at or below it has filled since). Else it waits for the
         batch in progress — the background upkeep's or another read's, in this process or
         another one — instead of racing it, looks again, and only then applies what is missing
-        itself. After ``timeout`` (another process rebuilding) the read answers as it is."""
+        itself. After ``timeout`` (another thread or process rebuilding) the read answers as
+        it is — unless the index was never built (a new home, another engine's home): then
+        :class:`IndexBuilding`, never an answer from a partial index."""
         if target is None:
             target = self.head()
         if self._covers(target):
             return True
-        if self.build_off_request is not None and self.building():
-            self.build_off_request()
-            raise self._building_error()
         deadline = time.monotonic() + timeout
         while not self._lock.acquire(timeout=0.05):  # a batch of this process runs: join it
             if self._covers(target):
@@ -162,14 +157,11 @@ class IndexMaintainer(Generic[P]):
         """Raise :class:`IndexBuilding` rather than let a read answer from an index that
         another thread or process is still building (it would miss what is not built yet)."""
         if self.building():
-            raise self._building_error()
-
-    def _building_error(self) -> IndexBuilding:
-        return IndexBuilding(
-            f"the {self.label} is being built from the database (a new home, a switch of "
-            "index engine, or its files were of another format): retry in a minute",
-            index=self.label,
-        )
+            raise IndexBuilding(
+                f"the {self.label} is being built from the database (a new home, a switch of "
+                "index engine, or its files were of another format): retry in a minute",
+                index=self.label,
+            )
 
     def _covers(self, target: int) -> bool:
         """True when the index has applied every outbox row up to ``target``: its watermark is
