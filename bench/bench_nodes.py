@@ -45,9 +45,9 @@ def _env(url: str, node: str) -> dict[str, str]:
     return env
 
 
-def _ameide(home: Path, url: str, *args: str) -> None:
+def _ameide(home: Path, url: str, node: str, *args: str) -> None:
     command = [str(AMEIDE), "--home", str(home), "--as", "user:admin", *args]
-    subprocess.run(command, env=_env(url, "setup"), check=True, capture_output=True, cwd=ROOT)
+    subprocess.run(command, env=_env(url, node), check=True, capture_output=True, cwd=ROOT)
 
 
 def _serve(home: Path, url: str, node: str, log: Path) -> tuple[subprocess.Popen[str], str]:
@@ -60,7 +60,9 @@ def _serve(home: Path, url: str, node: str, log: Path) -> tuple[subprocess.Popen
     lines = [proc.stdout.readline()]
     while lines[-1] and lines[-1].rstrip() != "}":
         lines.append(proc.stdout.readline())
-    announced = json.loads("".join(lines))
+    announced = json.loads("".join(lines) or "{}")
+    if "rest" not in announced:
+        raise RuntimeError(f"{node} did not start: {announced} {log.read_text()[-2000:]}")
     return proc, str(announced["rest"])
 
 
@@ -76,8 +78,8 @@ def _read(client: httpx.Client, base: str, query: str) -> list[str]:
 def measure(url: str, writes: int, readers: int, interval: float, root: Path) -> dict[str, Any]:
     """Start both nodes, write through node 1 under a read load on node 2, return the figures."""
     homes = [root / "node-1", root / "node-2"]
-    _ameide(homes[0], url, "init", "--admin", "user:admin")
-    _ameide(homes[0], url, "repo", "create", REPO)
+    _ameide(homes[0], url, "node-1", "init", "--admin", "user:admin")  # as node 1: its home
+    _ameide(homes[0], url, "node-1", "repo", "create", REPO)
     nodes = [_serve(home, url, f"node-{n}", root / f"node-{n}.log") for n, home in
              enumerate(homes, 1)]  # fmt: skip
     stop = threading.Event()
@@ -92,6 +94,7 @@ def measure(url: str, writes: int, readers: int, interval: float, root: Path) ->
 
     threads = [threading.Thread(target=load, daemon=True) for _ in range(readers)]
     lags: list[float] = []
+    polls: list[int] = []  # reads of node 2 until the write was in the answer
     try:
         for thread in threads:
             thread.start()
@@ -105,7 +108,9 @@ def measure(url: str, writes: int, readers: int, interval: float, root: Path) ->
                 made.raise_for_status()
                 written = time.perf_counter()
                 element_id = made.json()["element"]["element_id"]
+                polls.append(1)
                 while element_id not in _read(client, nodes[1][1], word):
+                    polls[-1] += 1
                     time.sleep(0.005)
                 lags.append(time.perf_counter() - written)
                 time.sleep(interval)
@@ -120,6 +125,7 @@ def measure(url: str, writes: int, readers: int, interval: float, root: Path) ->
         "writes": writes,
         "readers": readers,
         "propagation": _ms(lags),
+        "reads_until_visible": f"{statistics.median(polls):.0f} / {max(polls)} (p50 / max)",
         "background_reads": len(background),
         "background_read": _ms(background),
         "load_average": round(os.getloadavg()[0], 1),

@@ -107,8 +107,7 @@ class IndexMaintainer(Generic[P]):
         batch in progress — the background upkeep's or another read's, in this process or
         another one — instead of racing it, looks again, and only then applies what is missing
         itself. After ``timeout`` (another thread or process rebuilding) the read answers as
-        it is — unless the index was never built (a new home, another engine's home): then
-        :class:`IndexBuilding`, never an answer from a partial index."""
+        it is; one never built (a new home, another engine's): :class:`IndexBuilding`."""
         if target is None:
             target = self.head()
         if self._covers(target):
@@ -133,35 +132,21 @@ class IndexMaintainer(Generic[P]):
                     return True
                 if time.monotonic() >= deadline:
                     self._refuse_if_building()
-                    log.warning(
-                        "another process held the %s for %.1f s: reading it as it is",
-                        self.label,
-                        timeout,
-                    )
+                    log.warning("another process held the %s for %.1f s: reading it as it "
+                                "is", self.label, timeout)  # fmt: skip
                     return False
                 time.sleep(0.01)  # another process applies or rebuilds: poll its lock
         finally:
             self._lock.release()
 
-    def building(self) -> bool:
-        """True when the index cannot answer before a full build from the database: it was
-        never built (or was set aside: files of another format) while the database holds
-        indexable versions. Cheap once it was built (the watermark is known)."""
-        index = self.index
-        if index.last_applied_position() is not None and not index.needs_rebuild():
-            return False
-        with self._uow(readonly=True) as uow:
-            return uow.store.indexable_version_count() > 0
-
     def _refuse_if_building(self) -> None:
-        """Raise :class:`IndexBuilding` rather than let a read answer from an index that
-        another thread or process is still building (it would miss what is not built yet)."""
-        if self.building():
-            raise IndexBuilding(
-                f"the {self.label} is being built from the database (a new home, a switch of "
-                "index engine, or its files were of another format): retry in a minute",
-                index=self.label,
-            )
+        """Raise :class:`IndexBuilding` rather than let a read answer from an index another
+        thread or process is still building: never built (or set aside) with content to build."""
+        index = self.index
+        if index.last_applied_position() is None or index.needs_rebuild():
+            with self._uow(readonly=True) as uow:
+                if uow.store.indexable_version_count():
+                    raise IndexBuilding(f"the {self.label} is being built: retry in a minute")
 
     def _covers(self, target: int) -> bool:
         """True when the index has applied every outbox row up to ``target``: its watermark is
@@ -250,24 +235,16 @@ class IndexMaintainer(Generic[P]):
             if position is None:
                 expected = uow.store.indexable_version_count()
                 if expected:
-                    log.warning(
-                        "the %s opened empty (or without an outbox position) but the "
-                        "database has %d indexable versions: rebuilding it",
-                        self.label,
-                        expected,
-                    )
+                    log.warning("the %s opened empty (or without an outbox position) but the "
+                                "database has %d indexable versions: rebuilding it",
+                                self.label, expected)  # fmt: skip
                 return True
             pruned = uow.store.outbox_pruned_through()
             newest = uow.store.max_outbox_id()
         if position < pruned or position > newest:
-            log.warning(
-                "the %s is at outbox position %d but the outbox was pruned up to %d "
-                "and ends at %d: rebuilding it",
-                self.label,
-                position,
-                pruned,
-                newest,
-            )
+            log.warning("the %s is at outbox position %d but the outbox was pruned up to %d "
+                        "and ends at %d: rebuilding it", self.label, position, pruned,
+                        newest)  # fmt: skip
             return True
         return False
 

@@ -1,7 +1,7 @@
 """``TantivyKeywordIndex``: the port's methods over a directory's state and two tantivy indexes.
 
-The directory is laid out like the Whoosh engine's (and shares its locking,
-:mod:`projection.generations`): ``state.json`` (current generation, watermark with its open
+The directory is laid out like the Whoosh engine's (the same code keeps it,
+:mod:`projection.generational`): ``state.json`` (current generation, watermark with its open
 gaps, :data:`~projection.tantivy.schema.FORMAT`) and ``generation-<n>/`` with two tantivy
 indexes — ``chunks`` (one document per chunk) and ``versions`` (one per version: title, every
 heading, the whole body), so each keeps its own BM25 statistics.
@@ -18,9 +18,9 @@ heading, the whole body), so each keeps its own BM25 statistics.
   a score nor an order (tantivy's own statistics cover the whole index).
 - Processes share a directory: every change holds the write lock (one tantivy writer at a
   time) and first follows ``state.json``; a search reloads its reader when ``meta.json`` (one
-  ``stat``) changed, i.e. when any process committed.
-- An index of another format is set aside (:meth:`~TantivyKeywordIndex.needs_rebuild`); a
-  directory deleted underneath the process is noticed by :meth:`~TantivyKeywordIndex.is_intact`.
+  ``stat``) changed, i.e. when any process committed. The state, generations and watermark —
+  set aside when of another format or engine, noticed when deleted — are the
+  engine-independent :class:`~projection.generational.GenerationalIndex`.
 """
 
 from __future__ import annotations

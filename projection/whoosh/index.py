@@ -7,14 +7,10 @@ its own BM25 statistics.
 
 - User text is analysed like the indexed text (English stemming) into words: it never reaches a
   query parser, so ``title:x``, ``AND`` or ``*`` are words. Every word counts (an OR).
-- Processes share a directory (a server beside CLI commands): every change — writes, the
-  watermark, rebuilds — holds the directory's write lock (:mod:`.generations`) and first
-  re-reads ``state.json``, so each applies to the current generation and keeps the others'
-  watermark. Readers follow a rebuild on their next use and keep the generation they hold on
-  disk (a shared lock) until they switch; old generations are removed once nobody holds them.
-- An index of another :data:`FORMAT` is set aside: the new one starts empty and
-  :meth:`~WhooshKeywordIndex.needs_rebuild` tells the owner to rebuild it. An index whose files
-  were deleted underneath the process says so through :meth:`~WhooshKeywordIndex.is_intact`.
+- The state, generations and watermark — shared by processes, set aside when of another
+  :data:`FORMAT` or engine, noticed when deleted — are the engine-independent
+  :class:`~projection.generational.GenerationalIndex`; this module opens, builds, writes and
+  searches a generation's two Whoosh indexes.
 """
 
 # Whoosh's own annotations are partial; strict mypy would flag every call into it.
