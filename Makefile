@@ -71,7 +71,8 @@ contracts: dev
 # pytest exits 5 when it collected no test: that must fail, never pass silently. Test files run
 # in parallel, one worker per core (pytest-xdist); a file's tests stay together, in order. Then
 # the files whose outcome depends on the keyword index engine (marked index_engine in
-# tests/conftest.py) run again on the other engine, tantivy.
+# tests/conftest.py) run again on the other engine, Whoosh (the first pass is on tantivy, the
+# default).
 # One BLAS thread per test process: the xdist workers already use every core, and OpenBLAS's
 # own threads, oversubscribed, spin (the semantic tests used a third more CPU with them).
 PYTEST := OPENBLAS_NUM_THREADS=1 $(BIN)/pytest -p no:cacheprovider -n auto --dist loadfile
@@ -79,8 +80,8 @@ pytest: dev inspector browser
 	@$(PYTEST); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest ran no test: failing" >&2; exit 1; fi; \
 	if [ $$rc -ne 0 ]; then exit $$rc; fi; \
-	echo "--- again on the tantivy keyword index engine: the index_engine files"; \
-	AMEIDE_INDEX_ENGINE=tantivy $(PYTEST) -m index_engine; rc=$$?; \
+	echo "--- again on the Whoosh keyword index engine: the index_engine files"; \
+	AMEIDE_INDEX_ENGINE=whoosh $(PYTEST) -m index_engine; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest ran no test: failing" >&2; exit 1; fi; exit $$rc
 
 test: lint typecheck contracts pytest

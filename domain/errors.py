@@ -7,10 +7,11 @@
      ├── Unauthenticated        no or bad credentials (401 / UNAUTHENTICATED)
      ├── AlreadyExists          a unique thing exists already (409 / ALREADY_EXISTS)
      ├── Conflict               a compare-and-swap lost a race (409 / ABORTED)
-     └── FailedPrecondition     the state forbids it (412 / FAILED_PRECONDITION)
-          ├── StaleProposal     the proposal's pinned version is no longer the head
-          ├── ProposalConflicted  the proposal body still has merge conflicts
-          └── LegalHoldActive   the repository is under legal hold
+     ├── FailedPrecondition     the state forbids it (412 / FAILED_PRECONDITION)
+     │    ├── StaleProposal     the proposal's pinned version is no longer the head
+     │    ├── ProposalConflicted  the proposal body still has merge conflicts
+     │    └── LegalHoldActive   the repository is under legal hold
+     └── IndexBuilding          the keyword index is being built: retry (503 / UNAVAILABLE)
 
 One table maps these for every adapter (``edge.errors``: HTTP status, gRPC code, MCP advice, CLI
 exit code).
@@ -94,3 +95,11 @@ class LegalHoldActive(FailedPrecondition):
     """The repository is under legal hold: no retirement, erasure or deletion."""
 
     code = "LEGAL_HOLD"
+
+
+class IndexBuilding(AmeideError):
+    """The keyword index is being built from the database (a new home, a switch of engine, a
+    rebuild after its files were lost) and cannot answer yet: a read is refused rather than
+    answered from a partial index. Retry shortly."""
+
+    code = "UNAVAILABLE"

@@ -32,6 +32,7 @@ from domain.errors import (
     AmeideError,
     Conflict,
     FailedPrecondition,
+    IndexBuilding,
     InvalidArgument,
     NotFound,
     PermissionDenied,
@@ -111,6 +112,13 @@ ERROR_TABLE: Mapping[type[AmeideError], ErrorRule] = {
     ),
     Unavailable: ErrorRule(
         503, "UNAVAILABLE", 8, "retry later; report it to the operator if it persists"
+    ),
+    IndexBuilding: ErrorRule(
+        503,
+        "UNAVAILABLE",
+        8,
+        "the search index is being built from the database; retry in a minute "
+        "(ameide index status shows its progress)",
     ),
 }
 """Error class → its rule; a class not listed takes its nearest listed ancestor's."""

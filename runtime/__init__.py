@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -17,11 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from domain.errors import InvalidArgument
+from domain.errors import FailedPrecondition, InvalidArgument
 from ingest.source import BacklogSource
+from projection.index_owner import DirectoryTaken, Heartbeat, Owner, claim
 from projection.keyword_index import KeywordIndex
 from runtime.compose import compose
-from runtime.engines import keyword_index_opener
+from runtime.engines import index_engine, keyword_index_opener, other_engines_indexes
 from service.app import MemoryService
 from service.background import BackgroundUpkeep
 from service.clock import Clock
@@ -31,7 +33,7 @@ from service.read_pipeline import ReadPipeline
 from service.semantic_recall import SemanticRecall
 from service.settings import Settings
 from service.sources_runner import SourceRunner, SourceScheduler
-from storage.db import SqlAlchemyUnitOfWork, make_engine
+from storage.db import SqlAlchemyUnitOfWork, database_identity, make_engine
 from storage.revision import SCHEMA_REVISION, database_revision
 
 __all__ = ["SCHEMA_REVISION", "App", "build_app", "database_revision", "serving_process"]
@@ -75,6 +77,7 @@ class App:
     reads: ReadPipeline
     status_upkeep: BackgroundUpkeep | None = None  # the keyword index's background upkeep
     wrote: threading.Event | None = None  # set by this process's first committed write
+    owner_heartbeat: Heartbeat | None = None  # renews this node's claim on the index directory
     source_runner: SourceRunner | None = None  # runs registered sources (``service.sources``)
     source_scheduler: SourceScheduler | None = None  # started by ``ameide serve``
 
@@ -97,6 +100,8 @@ class App:
         stopped = True
         if self.source_scheduler is not None:
             self.source_scheduler.close(timeout=CLOSE_WAIT)
+        if self.owner_heartbeat is not None:
+            self.owner_heartbeat.stop()
         if self.status_upkeep is not None:
             stopped = self.status_upkeep.close(timeout=CLOSE_WAIT)
         wrote = self.wrote is None or self.wrote.is_set()  # else: leave an index as it found it
@@ -150,6 +155,7 @@ def build_app(
 
         migrations.upgrade(url)
     engine = make_engine(url)
+    heartbeat = _claim_index_directory(settings, engine, renew=background)
 
     def plain_uow(readonly: bool = False) -> SqlAlchemyUnitOfWork:
         return SqlAlchemyUnitOfWork(engine, readonly=readonly)
@@ -159,6 +165,8 @@ def build_app(
     semantic = _semantic_recall(settings, plain_uow)
 
     upkeep = BackgroundUpkeep(indexer, settle=SETTLE)
+    if _home_of_another_engine(settings) and background:
+        upkeep.poke()  # a server builds it at once, off the requests (which wait, or are refused)
     embeds = background if embedding is None else embedding and background
     wrote = threading.Event()
 
@@ -201,8 +209,47 @@ def build_app(
         reads,
         upkeep,
         wrote,
-        runners[0],
+        source_runner=runners[0],
+        owner_heartbeat=heartbeat,
     )
+
+
+def _claim_index_directory(settings: Settings, engine: Engine, *, renew: bool) -> Heartbeat | None:
+    """Record this node as the index directory's owner (``projection.index_owner``), refusing
+    a directory of another database or of another live node; ``renew`` (long-lived processes)
+    keeps the claim alive until :meth:`App.close`. A SQLite home's own index directory (the
+    default, inside the home) moves with the home, so only its node is checked."""
+    database = database_identity(engine)
+    if settings.index_path is None and database.startswith("sqlite:"):
+        database = "sqlite:this home"
+    owner = Owner(database=database, node=settings.node_id or socket.gethostname())
+    try:
+        claim(settings.index_dir, owner)
+    except DirectoryTaken as exc:
+        engine.dispose()
+        raise FailedPrecondition(str(exc), field="AMEIDE_INDEX_DIR") from None
+    return Heartbeat(settings.index_dir, owner) if renew else None
+
+
+def _home_of_another_engine(settings: Settings) -> bool:
+    """Whether this home's keyword index is another engine's (the default changed, or the
+    configuration did) and the configured engine's was never built; says so. The configured
+    engine's index is then built from the database — by a server at once, in the background —
+    and reads meanwhile wait for it or are refused (``IndexBuilding``, see
+    ``IndexMaintainer.ensure_applied``): never answered from the other engine's files nor
+    from a partial index."""
+    engine = index_engine(settings, _config_file(settings))
+    others = other_engines_indexes(settings, engine)
+    if others:
+        log.warning(
+            "this home's keyword index is of the %s engine; this process uses %s: building a "
+            "%s index from the database (reads wait for it; `ameide index rebuild` builds it "
+            "in the foreground, `ameide index status` reports it)",
+            " and ".join(others),
+            engine,
+            engine,
+        )
+    return bool(others)
 
 
 def _open_git_source(

@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
+from domain.errors import IndexBuilding
 from projection.keyword_index import DerivedIndex, IndexedChunk
 from service import index_rows
 from service.index_rows import chunk_rows, chunks_of, skipped, without
@@ -105,7 +106,8 @@ class IndexMaintainer(Generic[P]):
         past ``target`` and no open gap at or below it has filled since). Else it waits for the
         batch in progress — the background upkeep's or another read's, in this process or
         another one — instead of racing it, looks again, and only then applies what is missing
-        itself. After ``timeout`` (another process rebuilding) the read answers as it is."""
+        itself. After ``timeout`` (another thread or process rebuilding) the read answers as
+        it is; one never built (a new home, another engine's): :class:`IndexBuilding`."""
         if target is None:
             target = self.head()
         if self._covers(target):
@@ -115,6 +117,7 @@ class IndexMaintainer(Generic[P]):
             if self._covers(target):
                 return True
             if time.monotonic() >= deadline:
+                self._refuse_if_building()
                 log.warning("the %s stayed busy for %.1f s: reading it as is", self.label, timeout)
                 return False
         try:
@@ -128,15 +131,22 @@ class IndexMaintainer(Generic[P]):
                 if self._covers(target):  # the other process's batch or rebuild covered it
                     return True
                 if time.monotonic() >= deadline:
-                    log.warning(
-                        "another process held the %s for %.1f s: reading it as it is",
-                        self.label,
-                        timeout,
-                    )
+                    self._refuse_if_building()
+                    log.warning("another process held the %s for %.1f s: reading it as it "
+                                "is", self.label, timeout)  # fmt: skip
                     return False
                 time.sleep(0.01)  # another process applies or rebuilds: poll its lock
         finally:
             self._lock.release()
+
+    def _refuse_if_building(self) -> None:
+        """Raise :class:`IndexBuilding` rather than let a read answer from an index another
+        thread or process is still building: never built (or set aside) with content to build."""
+        index = self.index
+        if index.last_applied_position() is None or index.needs_rebuild():
+            with self._uow(readonly=True) as uow:
+                if uow.store.indexable_version_count():
+                    raise IndexBuilding(f"the {self.label} is being built: retry in a minute")
 
     def _covers(self, target: int) -> bool:
         """True when the index has applied every outbox row up to ``target``: its watermark is
@@ -225,24 +235,16 @@ class IndexMaintainer(Generic[P]):
             if position is None:
                 expected = uow.store.indexable_version_count()
                 if expected:
-                    log.warning(
-                        "the %s opened empty (or without an outbox position) but the "
-                        "database has %d indexable versions: rebuilding it",
-                        self.label,
-                        expected,
-                    )
+                    log.warning("the %s opened empty (or without an outbox position) but the "
+                                "database has %d indexable versions: rebuilding it",
+                                self.label, expected)  # fmt: skip
                 return True
             pruned = uow.store.outbox_pruned_through()
             newest = uow.store.max_outbox_id()
         if position < pruned or position > newest:
-            log.warning(
-                "the %s is at outbox position %d but the outbox was pruned up to %d "
-                "and ends at %d: rebuilding it",
-                self.label,
-                position,
-                pruned,
-                newest,
-            )
+            log.warning("the %s is at outbox position %d but the outbox was pruned up to %d "
+                        "and ends at %d: rebuilding it", self.label, position, pruned,
+                        newest)  # fmt: skip
             return True
         return False
 

@@ -35,8 +35,13 @@ class Settings(BaseModel):
     )
     index_engine: str | None = Field(
         default=None,
-        description="keyword index engine: whoosh or tantivy (default: config.json's index.engine, "
-        "else whoosh)",
+        description="keyword index engine: tantivy or whoosh (default: config.json's index.engine, "
+        "else tantivy)",
+    )
+    node_id: str | None = Field(
+        default=None,
+        description="this node's name in its index directory's owner.json (default: the host "
+        "name); processes of one node may share an index directory, two nodes never",
     )
 
     semantic: Literal["auto", "on", "off"] = Field(

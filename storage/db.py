@@ -325,3 +325,24 @@ class SqlAlchemyUnitOfWork:
         self._conn.execute(_INSERT_EVENTS, rows[0] if len(rows) == 1 else rows)
         for chain_key, (seq, digest) in tips.items():
             self._conn.execute(_MOVE_CHAIN_HEAD, {"key": chain_key, "seq": seq, "digest": digest})
+
+
+def database_identity(engine: Engine) -> str:
+    """What names this database, the same from every node that reaches it (whatever host name
+    or port it uses): on PostgreSQL the cluster's system identifier and the database's oid (a
+    streaming replica, or a promoted one, has the same), else the host, port and name; on
+    SQLite the database file's real path."""
+    url = engine.url
+    if url.get_backend_name() == "sqlite":
+        return f"sqlite:{Path(url.database or ':memory:').resolve()}"
+    try:
+        with engine.connect() as connection:
+            system = connection.execute(
+                sa.text("SELECT system_identifier FROM pg_control_system()")
+            ).scalar()
+            oid = connection.execute(
+                sa.text("SELECT oid FROM pg_database WHERE datname = current_database()")
+            ).scalar()
+        return f"postgresql:{system}/{oid}"
+    except sa.exc.DBAPIError:  # pg_control_system() may be refused to a non-superuser
+        return f"postgresql:{url.host}:{url.port or 5432}/{url.database}"

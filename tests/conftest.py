@@ -17,7 +17,7 @@ import sqlalchemy as sa
 os.environ.setdefault("AMEIDE_SEMANTIC", "off")
 
 from runtime import App, build_app
-from runtime.engines import engine_directory
+from runtime.engines import DEFAULT_ENGINE, engine_directory
 from service.authz import Caller
 from service.settings import Settings
 
@@ -117,7 +117,7 @@ def any_app(request: pytest.FixtureRequest) -> App:
 
 ADMIN = Caller("user:admin", purpose="test setup")
 
-INDEX_ENGINE = os.environ.get("AMEIDE_INDEX_ENGINE") or "whoosh"
+INDEX_ENGINE = os.environ.get("AMEIDE_INDEX_ENGINE") or DEFAULT_ENGINE
 """The keyword index engine of this run: every ``build_app`` and every process a test starts
 reads ``AMEIDE_INDEX_ENGINE`` (unset: the default engine)."""
 ENGINE_SENSITIVE = frozenset(
@@ -158,7 +158,7 @@ ENGINE_SENSITIVE = frozenset(
 )
 """Test files (or single tests: ``file::name``) whose outcome depends on the keyword index
 engine, marked ``index_engine``: ``make test`` runs them a second time with
-``AMEIDE_INDEX_ENGINE=tantivy``."""
+``AMEIDE_INDEX_ENGINE=whoosh`` (the first pass is on the default engine, tantivy)."""
 
 
 def keyword_index_dir(settings: Settings) -> Path:

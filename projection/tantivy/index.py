@@ -1,7 +1,7 @@
 """``TantivyKeywordIndex``: the port's methods over a directory's state and two tantivy indexes.
 
-The directory is laid out like the Whoosh engine's (and shares its locking,
-:mod:`projection.generations`): ``state.json`` (current generation, watermark with its open
+The directory is laid out like the Whoosh engine's (the same code keeps it,
+:mod:`projection.generational`): ``state.json`` (current generation, watermark with its open
 gaps, :data:`~projection.tantivy.schema.FORMAT`) and ``generation-<n>/`` with two tantivy
 indexes — ``chunks`` (one document per chunk) and ``versions`` (one per version: title, every
 heading, the whole body), so each keeps its own BM25 statistics.
@@ -18,9 +18,9 @@ heading, the whole body), so each keeps its own BM25 statistics.
   a score nor an order (tantivy's own statistics cover the whole index).
 - Processes share a directory: every change holds the write lock (one tantivy writer at a
   time) and first follows ``state.json``; a search reloads its reader when ``meta.json`` (one
-  ``stat``) changed, i.e. when any process committed.
-- An index of another format is set aside (:meth:`~TantivyKeywordIndex.needs_rebuild`); a
-  directory deleted underneath the process is noticed by :meth:`~TantivyKeywordIndex.is_intact`.
+  ``stat``) changed, i.e. when any process committed. The state, generations and watermark —
+  set aside when of another format or engine, noticed when deleted — are the
+  engine-independent :class:`~projection.generational.GenerationalIndex`.
 """
 
 from __future__ import annotations
@@ -30,11 +30,9 @@ import json
 import logging
 import operator
 import os
-import shutil
 import threading
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from types import MappingProxyType
@@ -43,18 +41,7 @@ from typing import Any
 import tantivy
 
 from projection import keyword_index as port
-from projection.generations import (
-    Held,
-    WriteLock,
-    collect,
-    generation_intact,
-    generation_path,
-    generations,
-    hold,
-    read_state,
-    state_replaced,
-    write_state,
-)
+from projection.generational import GenerationalIndex
 from projection.keyword_index import MAX_QUERY_TERMS, QUESTION_WORDS
 from projection.lru import Lru
 from projection.tantivy import statistics
@@ -140,57 +127,33 @@ class _Side:
         return self.ix.writer(heap_size=heap, num_threads=threads)
 
 
-class TantivyKeywordIndex:
-    """A :class:`~projection.keyword_index.KeywordIndex` on tantivy, kept in ``directory``."""
+class TantivyKeywordIndex(GenerationalIndex[tuple[_Side, _Side]]):
+    """A :class:`~projection.keyword_index.KeywordIndex` on tantivy, kept in ``directory``
+    (its state and generations: :class:`~projection.generational.GenerationalIndex`)."""
 
     engine = ENGINE
+    format = FORMAT
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self._directory = Path(directory)
-        self._directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self._lock = WriteLock(self._directory)
-        self._swap = threading.Lock()
-        self._state_key: tuple[int, int, int] | None = None
         self._analyzer = analyzer()
         self._terms = Terms()
         self._question_words = frozenset(self._analyzer.analyze(" ".join(QUESTION_WORDS)))
         # search_both's second thread (started at the first submit)
         self._helper = ThreadPoolExecutor(2, thread_name_prefix="tantivy-search")
-        with self._lock.locked():
-            state = self._read_state()
-            new = state is None
-            if state is None:
-                state = {"generation": 1, "position": None, "format": FORMAT, "gaps": []}
-            if "gaps" not in state:  # a watermark without its open gaps is not comparable
-                state = {**state, "position": None, "gaps": []}
-            self._state: dict[str, Any] = state
-            self._generation: int = state["generation"]
-            self._outdated: bool = state.get("format") != FORMAT
-            if not self._outdated:
-                try:
-                    self._sides, self._held = self._open_generation(self._generation)
-                except ValueError as exc:  # e.g. files of another schema
-                    log.warning("the tantivy index could not be opened (%s): rebuilding", exc)
-                    self._outdated = True
-            if self._outdated:  # files of another format: start empty, to be rebuilt
-                self._generation = max([self._generation, *generations(self._directory)]) + 1
-                self._state = {"generation": self._generation, "position": None, "gaps": []}
-                self._sides, self._held = self._open_generation(self._generation)
-            if self._outdated or new:  # a new index has a state file too, for is_intact()
-                self._save_state(position=None, always=True)
-            collect(self._directory, self._generation)
+        super().__init__(directory)
+
+    def _open_sides(self, path: Path) -> tuple[_Side, _Side]:
+        return _Side(path, "chunks"), _Side(path, "versions")
+
+    def _build(self, path: Path, groups: Iterable[list[port.IndexedChunk]]) -> tuple[_Side, _Side]:
+        sides = self._open_sides(path)
+        writers = [side.writer(heap=_REBUILD_HEAP, threads=_REBUILD_THREADS) for side in sides]
+        for group in groups:
+            _add_version(sides, writers, group, self._terms)
+        _commit(sides, writers)
+        return sides
 
     # -- writing ------------------------------------------------------------------------------
-
-    @contextmanager
-    def exclusive(self, *, blocking: bool = True) -> Iterator[bool]:
-        """Hold the directory's write lock (across threads and processes), following the
-        current generation first. Without ``blocking`` yields ``False`` at once when another
-        thread or process has it. Re-entrant."""
-        with self._lock.locked(blocking=blocking) as mine:
-            if mine:
-                self._follow()
-            yield mine
 
     def replace_versions(
         self,
@@ -217,52 +180,6 @@ class TantivyKeywordIndex:
                 kept_at = self.last_applied_position() if position is None else position
                 self.rebuild(kept, position=kept_at, gaps=self.open_gaps())
             self._save_state(position=position)
-
-    def rebuild(
-        self,
-        chunks: Iterable[port.IndexedChunk],
-        *,
-        position: int | None = None,
-        gaps: Sequence[port.Gap] = (),
-    ) -> None:
-        """Replace the whole index with ``chunks`` (each version's chunks contiguous) in a new
-        generation published at once; the watermark becomes ``position`` with ``gaps``. Also
-        restores a directory deleted underneath the process (see :meth:`is_intact`)."""
-        with self.exclusive():
-            self._directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            collect(self._directory, self._state["generation"])
-            on_disk = [self._generation, self._state["generation"], *generations(self._directory)]
-            generation = max(on_disk) + 1
-            path = generation_path(self._directory, generation)
-            path.mkdir()
-            held = hold(path)
-            assert held is not None  # only a collect() removes it, under the write lock
-            try:
-                sides = (_Side(path, "chunks"), _Side(path, "versions"))
-                writers = [
-                    side.writer(heap=_REBUILD_HEAP, threads=_REBUILD_THREADS) for side in sides
-                ]
-                for group in port.contiguous_versions(chunks):
-                    _add_version(sides, writers, group, self._terms)
-                _commit(sides, writers)
-            except BaseException:
-                held.release()
-                shutil.rmtree(path, ignore_errors=True)
-                raise
-            with self._swap:
-                self._save_state(position=position, generation=generation, always=True, gaps=gaps)
-                self._install(sides, held, generation)
-            self._outdated = False
-            collect(self._directory, generation)
-
-    def advance(self, position: int, gaps: Sequence[port.Gap] = ()) -> None:
-        """Durably set the watermark to ``position`` and the open gaps to ``gaps``."""
-        with self.exclusive():
-            self._save_state(position=position, always=True, gaps=gaps)
-
-    def clear(self, *, position: int | None = None) -> None:
-        """Remove every document and set the watermark to ``position``."""
-        self.rebuild((), position=position)
 
     def _write(self, deletions: set[str], groups: Iterable[list[port.IndexedChunk]]) -> None:
         sides = self._sides
@@ -360,33 +277,7 @@ class TantivyKeywordIndex:
             _read,
         )
 
-    # -- state --------------------------------------------------------------------------------
-
-    def needs_rebuild(self) -> bool:
-        """True when the directory held an index of another format, which was set aside."""
-        return self._outdated
-
-    def is_intact(self) -> bool:
-        """True while ``state.json`` names the generation this object holds (after following
-        another process's rebuild) and that generation's directory is on disk."""
-
-        def follow() -> int:
-            self._follow()
-            return self._generation
-
-        return generation_intact(self._directory, follow)
-
-    def last_applied_position(self) -> int | None:
-        """The position stored with the last durable write, by any process sharing the
-        directory."""
-        self._refresh()
-        position = self._state["position"]
-        return None if position is None else int(position)
-
-    def open_gaps(self) -> list[port.Gap]:
-        """Positions below the watermark not applied yet (see the port), kept in the state."""
-        self._refresh()
-        return [(int(lo), int(hi), float(seen)) for lo, hi, seen in self._state.get("gaps", [])]
+    # -- state (the rest: GenerationalIndex) --------------------------------------------
 
     def doc_count(self) -> int:
         """Number of chunks indexed."""
@@ -400,8 +291,7 @@ class TantivyKeywordIndex:
 
     def close(self) -> None:
         """Release the generation; the object cannot be used afterwards."""
-        with self._swap:
-            self._held.release()
+        super().close()
         self._helper.shutdown(wait=True)
 
     def _stored_chunks(self) -> list[port.IndexedChunk]:
@@ -414,91 +304,6 @@ class TantivyKeywordIndex:
         chunks = [_stored(searcher, address) for _, address in found]
         chunks.sort(key=lambda c: (c["version_id"], c["start"], c["chunk_id"]))
         return [port.IndexedChunk(**chunk) for chunk in chunks]
-
-    def _open_generation(self, generation: int) -> tuple[tuple[_Side, _Side], Held]:
-        path = generation_path(self._directory, generation)
-        path.mkdir(exist_ok=True)
-        held = hold(path)
-        assert held is not None  # only a collect() removes it, under the write lock
-        try:
-            return (_Side(path, "chunks"), _Side(path, "versions")), held
-        except BaseException:
-            held.release()
-            raise
-
-    def _follow(self) -> None:
-        """Switch to the generation ``state.json`` names if another process's rebuild published
-        one, releasing the old one (a generation that cannot be opened leaves the current one
-        answering)."""
-        self._refresh()
-        if self._state["generation"] == self._generation:
-            return
-        with self._swap:
-            for _ in range(10):
-                target = self._state["generation"]
-                if target == self._generation:
-                    return
-                path = generation_path(self._directory, target)
-                held = hold(path)
-                if held is not None:
-                    try:
-                        sides = (_Side(path, "chunks"), _Side(path, "versions"))
-                    except Exception as exc:
-                        held.release()
-                        log.debug("could not open generation %d: %r", target, exc)
-                        return
-                    self._install(sides, held, target)
-                    self._outdated = self._outdated and self._state.get("format") != FORMAT
-                    break
-                self._refresh(force=True)
-            else:
-                return
-        with self._lock.locked(blocking=False) as mine:
-            if mine:
-                collect(self._directory, self._generation)
-
-    def _install(self, sides: tuple[_Side, _Side], held: Held, generation: int) -> None:
-        """Use ``sides`` of ``generation`` from now on (call holding ``_swap``). Searches on the
-        old sides finish from their open (memory-mapped) files even once they are removed."""
-        old_held = self._held if hasattr(self, "_held") else None
-        self._sides, self._held, self._generation = sides, held, generation
-        if old_held is not None:
-            old_held.release()
-
-    def _read_state(self) -> dict[str, Any] | None:
-        """``state.json`` (``None`` when missing or unreadable), noting which file was read."""
-        found = read_state(self._directory)
-        if found is None:
-            return None
-        state, self._state_key = found
-        return state
-
-    def _refresh(self, *, force: bool = False) -> None:
-        """Re-read ``state.json`` if another process (or thread) replaced it (each save is a
-        new file: one ``stat`` tells); a missing one keeps what was known."""
-        if not force and not state_replaced(self._directory, self._state_key):
-            return
-        state = self._read_state()
-        if state is not None and "gaps" in state:
-            self._state = state
-
-    def _save_state(
-        self,
-        *,
-        position: int | None,
-        generation: int | None = None,
-        always: bool = False,
-        gaps: Sequence[port.Gap] | None = None,
-    ) -> None:
-        """Durably replace ``state.json`` (call holding the write lock); no position keeps the
-        old, no ``gaps`` keeps the open gaps."""
-        if position is None and not always:
-            return
-        generation = generation or self._generation
-        kept = self._state.get("gaps", []) if gaps is None else [list(gap) for gap in gaps]
-        state = {"generation": generation, "position": position, "format": FORMAT, "gaps": kept}
-        self._state_key = write_state(self._directory, state)
-        self._state = state
 
 
 def _commit(sides: Sequence[_Side], writers: Sequence[tantivy.IndexWriter]) -> None:

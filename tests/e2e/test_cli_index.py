@@ -50,21 +50,21 @@ def test_status_names_the_engine_and_switching_engines_rebuilds_from_the_databas
     monkeypatch.delenv("AMEIDE_INDEX_ENGINE", raising=False)
     home = _home_with_one_element(tmp_path, "SOP", "# Testing SOP\n\nphase tests\n")
     first = json.loads(_ameide(home, "index", "status", "--json"))
-    assert (first["engine"], first["consistent"]) == ("whoosh", True)
-    assert "index (whoosh) consistent" in _ameide(home, "index", "status")
+    assert (first["engine"], first["consistent"]) == ("tantivy", True)  # the default
+    assert "index (tantivy) consistent" in _ameide(home, "index", "status")
 
-    (home / "config.json").write_text(json.dumps({"index": {"engine": "tantivy"}}))
+    (home / "config.json").write_text(json.dumps({"index": {"engine": "whoosh"}}))
     switched = json.loads(_ameide(home, "index", "status", "--json"))  # built from the database
     assert (switched["engine"], switched["consistent"], switched["indexed_versions"]) == (
-        "tantivy", True, 1,
+        "whoosh", True, 1,
     )  # fmt: skip
-    assert (home / "index" / "tantivy" / "state.json").is_file()
+    assert json.loads((home / "index" / "state.json").read_text())["engine"] == "whoosh"
     read = json.loads(_ameide(home, "context", "phase tests", "--repo", "acme/eng/platform",
                               "--selector", "head", "--json"))  # fmt: skip
     assert [item["title"] for item in read["items"]] == ["SOP"]
 
-    monkeypatch.setenv("AMEIDE_INDEX_ENGINE", "whoosh")  # the environment wins over the file
-    assert json.loads(_ameide(home, "index", "status", "--json"))["engine"] == "whoosh"
+    monkeypatch.setenv("AMEIDE_INDEX_ENGINE", "tantivy")  # the environment wins over the file
+    assert json.loads(_ameide(home, "index", "status", "--json"))["engine"] == "tantivy"
     monkeypatch.setenv("AMEIDE_INDEX_ENGINE", "lucene")
     refused = runner.invoke(app, ["--home", str(home), "--as", "user:admin", "index", "status"])
     assert refused.exit_code != 0

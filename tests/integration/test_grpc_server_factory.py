@@ -45,6 +45,7 @@ def _error_classes() -> list[type[errors.AmeideError]]:
         ("LEGAL_HOLD", grpc.StatusCode.FAILED_PRECONDITION),
         ("CONFLICT", grpc.StatusCode.ABORTED),
         ("ALREADY_EXISTS", grpc.StatusCode.ALREADY_EXISTS),
+        ("UNAVAILABLE", grpc.StatusCode.UNAVAILABLE),  # IndexBuilding: the index is being built
     ],
 )
 def test_each_error_code_maps_to_its_status(code: str, status: grpc.StatusCode) -> None:
@@ -54,7 +55,7 @@ def test_each_error_code_maps_to_its_status(code: str, status: grpc.StatusCode) 
 
 def test_every_error_class_of_the_taxonomy_has_a_status() -> None:
     classes = _error_classes()
-    assert len(classes) == 10
+    assert len(classes) == 11
     unmapped = [c.__name__ for c in classes if status_for(c("x")) == grpc.StatusCode.INTERNAL]
     assert unmapped == []
     assert set(ERROR_TABLE) <= {*classes, Unavailable}  # the table names no stray class

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import threading
 from collections.abc import Iterator, Sequence
@@ -23,8 +22,9 @@ from projection.keyword_index import Hit, IndexedChunk, IndexFilter, VersionHit,
 from projection.tantivy import TantivyKeywordIndex
 from projection.whoosh import WhooshKeywordIndex, scoring, writing
 from projection.whoosh.schema import schema, stemmer
+from tests.conftest import INDEX_ENGINE
 
-ENGINE = os.environ.get("AMEIDE_INDEX_ENGINE") or "whoosh"
+ENGINE = INDEX_ENGINE
 Index = TantivyKeywordIndex if ENGINE == "tantivy" else WhooshKeywordIndex
 AnyIndex = WhooshKeywordIndex | TantivyKeywordIndex
 FORMAT = (tantivy_engine if ENGINE == "tantivy" else whoosh_engine).FORMAT
