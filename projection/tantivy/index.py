@@ -48,6 +48,7 @@ from projection.tantivy import statistics
 from projection.tantivy.schema import (
     FORMAT,
     LENGTH_FIELDS,
+    SCOPED_FIELDS,
     STORED,
     TERMS,
     Terms,
@@ -55,6 +56,7 @@ from projection.tantivy.schema import (
     key,
     long_allowlists,
     micros,
+    partition,
     schema,
 )
 
@@ -345,6 +347,8 @@ def _add_version(
     ordered = sorted(group, key=lambda chunk: chunk.start)
     headings = {path: terms(path) for path in dict.fromkeys(c.heading_path for c in ordered)}
     texts = [terms(chunk.text) for chunk in ordered]
+    scope = partition(indexed["access"])
+    scoped_title = {scope: indexed["title"]}
     title_length = _length(indexed["title"])
     lengths = {path: _length(heading) for path, heading in headings.items()}
     text_lengths = [_length(text) for text in texts]
@@ -359,19 +363,26 @@ def _add_version(
             LENGTH_FIELDS["title"]: title_length,
             LENGTH_FIELDS["heading"]: lengths[chunk.heading_path],
             LENGTH_FIELDS["text"]: text_length,
+            SCOPED_FIELDS["title"]: scoped_title,
+            SCOPED_FIELDS["heading"]: {scope: headings[chunk.heading_path]},
+            SCOPED_FIELDS["text"]: {scope: text},
         }
         writers[0].add_document(tantivy.Document.from_dict(fields, chunks_side.schema))
     hit = {name: getattr(first, name) for name in _VERSION_HIT_FIELDS}
     all_headings = " ".join(heading for heading in headings.values() if heading)
+    body = " ".join(t for t in texts if t)
     fields = {
         **indexed,
         "heading": list(headings.values()),
         "text": texts,
         STORED: _json(hit).encode("utf-8"),
-        TERMS: _json([indexed["title"], all_headings, " ".join(t for t in texts if t)]).encode(),
+        TERMS: _json([indexed["title"], all_headings, body]).encode(),
         LENGTH_FIELDS["title"]: title_length,
         LENGTH_FIELDS["heading"]: sum(lengths.values()),
         LENGTH_FIELDS["text"]: sum(text_lengths),
+        SCOPED_FIELDS["title"]: scoped_title,
+        SCOPED_FIELDS["heading"]: {scope: all_headings},
+        SCOPED_FIELDS["text"]: {scope: body},
     }
     writers[1].add_document(tantivy.Document.from_dict(fields, versions_side.schema))
 

@@ -33,7 +33,7 @@ import tantivy
 
 from projection import keyword_index as port
 
-FORMAT = 6
+FORMAT = 7
 """What the index files hold; bump it when the schema, the analyser or the stored values change."""
 INDEX_ANALYZER = "whitespace"
 """The text fields' analyser: tantivy's built-in ``whitespace`` tokenizer, which splits at
@@ -43,6 +43,13 @@ TEXT_FIELDS = ("title", "heading", "text")
 LENGTH_FIELDS = {name: f"{name}_length" for name in TEXT_FIELDS}
 """Fast fields holding each text field's number of terms (the exact BM25 field length: tantivy
 keeps it quantised to one byte), summed over the documents a read's statistics count."""
+SCOPED_FIELDS = {name: f"{name}_in" for name in TEXT_FIELDS}
+"""JSON fields holding each text field's terms under the document's partition (its ``access``
+value, repository and classification, as :func:`partition` names it): tantivy's term
+dictionary then knows how many documents of one partition hold a word
+(``searcher.doc_freq("text_in.<partition>", term)``), which the statistics of a read sum over
+the readable partitions instead of intersecting the word's postings with them
+(:mod:`~projection.tantivy.statistics`). Only which documents hold a word is indexed."""
 TERMS = "terms"
 """Stored: the analysed terms of the title, the heading (a version: every heading) and the text
 (a version: the whole body) as a JSON list of three strings, whose term frequencies the exact
@@ -175,6 +182,8 @@ def schema() -> tantivy.Schema:
         builder.add_integer_field(name, indexed=True, fast=True)
     for name in TEXT_FIELDS:
         builder.add_text_field(name, tokenizer_name=INDEX_ANALYZER, index_option="freq")
+    for name in SCOPED_FIELDS.values():
+        builder.add_json_field(name, tokenizer_name=INDEX_ANALYZER, index_option="basic")
     for name in (*KEY_FIELDS.values(), *LENGTH_FIELDS.values()):
         builder.add_integer_field(name, fast=True)
     builder.add_bytes_field(STORED, stored=True)
@@ -187,6 +196,12 @@ def key(identifier: str) -> int:
     let one other version past a long allowlist)."""
     digest = hashlib.blake2b(identifier.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
+
+
+def partition(access: str) -> str:
+    """The JSON path of a partition (an ``access`` value, ``rank:repository``) in the
+    :data:`SCOPED_FIELDS`: a hash, as a repository key may hold the dots that separate a path."""
+    return "p" + hashlib.blake2b(access.encode("utf-8"), digest_size=8).hexdigest()
 
 
 def long_allowlists(f: port.IndexFilter) -> dict[str, frozenset[int]]:

@@ -42,7 +42,14 @@ import tantivy
 
 from projection import keyword_index as port
 from projection.lru import Lru
-from projection.tantivy.schema import LENGTH_FIELDS, TEXT_FIELDS, filter_queries, micros
+from projection.tantivy.schema import (
+    LENGTH_FIELDS,
+    SCOPED_FIELDS,
+    TEXT_FIELDS,
+    filter_queries,
+    micros,
+    partition,
+)
 
 K1, B = 1.2, 0.75  # tantivy's BM25 parameters, and the Whoosh engine's
 SAFETY = 1e-4
@@ -59,13 +66,18 @@ Clause = tuple[int, str, float, float]
 """(field position, term, BM25 weight ``field weight · idf · (k1 + 1)``, length norm factor)."""
 
 
-def population_query(schema: tantivy.Schema, f: port.IndexFilter) -> tantivy.Query:
-    """The documents the caller may read as of the read's instant (the statistics' population)."""
-    access = [
+def _access(f: port.IndexFilter) -> list[str]:
+    """The readable partitions: the ``access`` values (rank and repository) of the filter."""
+    return [
         f"{rank}:{repository}"
         for repository, top in f.max_rank_by_repository.items()
         for rank in range(min(top, 3) + 1)
     ]
+
+
+def population_query(schema: tantivy.Schema, f: port.IndexFilter) -> tantivy.Query:
+    """The documents the caller may read as of the read's instant (the statistics' population)."""
+    access = _access(f)
     # a union of term queries (not a term set): intersected lazily with a word's postings
     readable = tantivy.Query.boolean_query(
         [
@@ -107,14 +119,11 @@ def search(
     if not documents:
         return []
     pairs = [(name, term) for term in terms for name, _ in weights]
-    words = tantivy.Query.boolean_query(
-        [
-            (tantivy.Occur.Should, tantivy.Query.term_query(schema, n, t, index_option="basic"))
-            for n, t in pairs
-        ]
-    )
-    frequencies = _frequencies(kept, epoch, searcher, everyone, words, population, pairs)
     total, index_averages = _whole_index(kept, epoch, searcher, schema, read)
+    deletions = total != searcher.num_docs  # tantivy's count holds deleted documents
+    frequencies = _frequencies(
+        kept, epoch, searcher, schema, index_filter, population, pairs, deletions
+    )
     clauses: list[Clause] = []
     boosted = []
     bound = 1.0
@@ -303,30 +312,54 @@ def _frequencies(
     kept: Lru,
     epoch: int,
     searcher: tantivy.Searcher,
-    everyone: tantivy.Query,
-    words: tantivy.Query,
+    schema: tantivy.Schema,
+    index_filter: port.IndexFilter,
     population: Hashable,
     pairs: Sequence[tuple[str, str]],
+    deletions: bool,
 ) -> dict[tuple[str, str], int]:
-    """Per (field, term): how many documents of the population hold the term in the field."""
+    """Per (field, term): how many documents of the population hold the term in the field,
+    summed over the readable partitions (:data:`~projection.tantivy.schema.SCOPED_FIELDS`).
+
+    Without ``as_of`` and without deleted documents in the index, each partition's count is
+    its term dictionary's document frequency (no posting read); otherwise a count of the
+    partition's postings (deleted documents left out, ``recorded_at ≤ as_of`` applied)."""
+    scopes = [partition(access) for access in _access(index_filter)]
+    recorded = None
+    if index_filter.as_of is not None:
+        recorded = tantivy.Query.range_query(
+            schema, "recorded_at", tantivy.FieldType.Integer, None, micros(index_filter.as_of)
+        )
     found: dict[tuple[str, str], int] = {}
-    missing = []
     for pair in pairs:
         value = kept.peek(("df", epoch, population, pair))
         if value is None:
-            missing.append(pair)
-        else:
-            found[pair] = value
-    if missing:
-        buckets = {str(i): {"filter": f'{name}:"{term}"'} for i, (name, term) in enumerate(missing)}
-        matching = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Must, everyone), (tantivy.Occur.Must, words)]
-        )
-        counted = searcher.aggregate(matching, buckets)
-        for i, pair in enumerate(missing):
-            found[pair] = int(counted[str(i)]["doc_count"])
-            kept.put(("df", epoch, population, pair), found[pair])
+            name, term = pair
+            paths = [f"{SCOPED_FIELDS[name]}.{scope}" for scope in scopes]
+            if recorded is None and not deletions:
+                value = sum(searcher.doc_freq(path, term) for path in paths)
+            else:
+                value = sum(_count(searcher, schema, path, term, recorded) for path in paths)
+            kept.put(("df", epoch, population, pair), value)
+        found[pair] = value
     return found
+
+
+def _count(
+    searcher: tantivy.Searcher,
+    schema: tantivy.Schema,
+    path: str,
+    term: str,
+    recorded: tantivy.Query | None,
+) -> int:
+    """Live documents holding ``term`` at ``path`` (recorded by then, with ``recorded``)."""
+    query = tantivy.Query.term_query(schema, path, term, index_option="basic")
+    if recorded is not None:
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, query), (tantivy.Occur.Must, recorded)]
+        )
+    counted: Any = searcher.search(query, limit=1, count=True)  # the stub lacks .count
+    return int(counted.count or 0)
 
 
 def _whole_index(

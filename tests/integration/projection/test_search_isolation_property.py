@@ -186,6 +186,7 @@ def _reference(
     per_version=st.sampled_from([None, 1, 2]),
     as_of=st.booleans(),
     selected=st.booleans(),
+    moved=st.booleans(),
 )
 def test_tantivy_answers_exactly_bm25_over_what_the_caller_may_read(
     corpus: list[Any],
@@ -194,9 +195,12 @@ def test_tantivy_answers_exactly_bm25_over_what_the_caller_may_read(
     per_version: int | None,
     as_of: bool,
     selected: bool,
+    moved: bool,
 ) -> None:
     """Other tenants' documents and long texts skew tantivy's whole-index statistics (its
-    first-stage order); the answer is the exact list all the same, scores included."""
+    first-stage order); the answer is the exact list all the same, scores included. With
+    ``moved`` the first version is indexed again above the clearance: tantivy's term
+    dictionary still counts its deleted documents, the population's statistics must not."""
     built = []
     for n, ((title, parts), rank, theirs, late) in enumerate(corpus):
         at = AS_OF + 1 if late else 1_000.0 + n
@@ -207,6 +211,11 @@ def test_tantivy_answers_exactly_bm25_over_what_the_caller_may_read(
         index = TantivyKeywordIndex(Path(directory) / "index")
         try:
             index.replace_versions(chunk for chunks in built for chunk in chunks)
+            if moved:
+                (title, parts), _, theirs, late = corpus[0]
+                at = AS_OF + 1 if late else 1_000.0
+                built[0] = _chunks(0, title, parts, THEIRS if theirs else MINE, 3, at)
+                index.replace_versions(built[0])
             found = [
                 (h.chunk_id, h.score)
                 for h in index.search(question, flt, limit, per_version=per_version)
