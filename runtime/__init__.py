@@ -51,7 +51,7 @@ log = logging.getLogger("ameide.index")
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-    from service import ports
+    from service import outbox, ports
     from service.core import UnitOfWork
     from storage.store import Store
 
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     # imports only the domain, so the two meet only in this composition root.
     _STORE: type[ports.Store] = Store
     _UOW: type[UnitOfWork] = SqlAlchemyUnitOfWork
-    _OUTBOX_UOW: type[ports.OutboxUnitOfWork] = SqlAlchemyUnitOfWork
+    _OUTBOX_UOW: type[outbox.OutboxUnitOfWork] = SqlAlchemyUnitOfWork
 
 
 @dataclass

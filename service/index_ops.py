@@ -40,7 +40,7 @@ from domain.errors import IndexBuilding
 from projection.keyword_index import DerivedIndex, IndexedChunk
 from service import index_rows
 from service.index_rows import chunk_rows, chunks_of, skipped, without
-from service.ports import OutboxUnitOfWork
+from service.outbox import OutboxUnitOfWork
 
 P = TypeVar("P", bound=DerivedIndex)
 

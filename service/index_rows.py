@@ -10,7 +10,7 @@ from typing import Any
 from domain.records import IndexableVersion
 from projection.keyword_index import Gap, IndexedChunk, classification_rank, indexed_chunks
 from projection.selection import epoch_of, is_superseded
-from service.ports import IndexOutboxStore
+from service.outbox import IndexOutboxStore
 
 
 def chunks_of(v: IndexableVersion) -> list[IndexedChunk]:

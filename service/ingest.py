@@ -86,12 +86,11 @@ class Ingest:
 
         ``routing`` is a rule file's YAML text (the caller reads the file; ``routing_name`` names
         it in errors). ``full_scan`` re-reads every file instead of the diff since the last run
-        (it also retires what disappeared meanwhile).
-        ``dry_run`` plans and reports without writing anything. A run that would retire more
-        than :data:`MASS_RETIRE_SHARE` of the mirror (at least :data:`MASS_RETIRE_MIN` files) is
-        refused unless ``allow_mass_retire`` — a mistyped ``--glob`` or ``--ref`` does that.
-        ``credential`` (a registered source's token) is handed to the source for a URL's fetch.
-        """
+        (it also retires what disappeared meanwhile). ``dry_run`` plans and reports without
+        writing anything. A run that would retire more than :data:`MASS_RETIRE_SHARE` of the
+        mirror (at least :data:`MASS_RETIRE_MIN` files) is refused unless ``allow_mass_retire``
+        — a mistyped ``--glob`` or ``--ref`` does that. ``credential`` (a registered source's
+        token) is handed to the source for a URL's fetch."""
         from ingest.state import MirrorState
 
         started = time.perf_counter()

@@ -19,16 +19,15 @@ concern's port, so a fake for a test implements only what it is asked.
 | ``ReadModelStore`` | the read model's set-based selections | ``store_read`` |
 | ``ReadContextStore`` | stored read contexts | ``store_read`` |
 | ``IngestStore`` | ingest sources, mirrored paths, bulk writes of a run | ``store_ingest`` |
-| ``IndexOutboxStore`` | the index outbox, indexable versions, chunk rows | ``store_index`` |
+| ``IndexOutboxStore`` | the index outbox, chunk rows (in ``service.outbox``) | ``store_index`` |
 | ``DriftStore`` | drifted citations, drift reviews, gaps report rows | ``store_drift`` |
 | ``SourceStore`` | registered sources, their lease, run records, deliveries | ``store_sources`` |
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from types import TracebackType
 from typing import Any, Protocol
 
 from domain.audit import AuditEvent
@@ -42,9 +41,10 @@ from domain.model import (
     Relationship,
 )
 from domain.permissions import DelegationRecord, GrantRecord, TokenRecord
-from domain.records import IndexableVersion, MirroredFile
+from domain.records import MirroredFile
 from domain.repository import Repository
 from domain.values import Classification, RepoRef
+from service.outbox import IndexOutboxStore
 
 Access = Mapping[str, Sequence[str]]
 """Readable repository key → the classifications readable there (the read side's filter)."""
@@ -52,7 +52,6 @@ Access = Mapping[str, Sequence[str]]
 Row = Mapping[str, Any]
 """A row as the read side gets it: column name → value."""
 
-OutboxRow = tuple[int, str, str | None]
 """An index outbox row: (outbox_id, element_id, version_id or None for the whole element)."""
 
 
@@ -310,32 +309,6 @@ class DriftStore(Protocol):
     ) -> list[dict[str, Any]]: ...
 
 
-class IndexOutboxStore(Protocol):
-    """The index outbox each derived index consumes, indexable versions, stored chunk rows."""
-
-    def index_work_after(self, position: int, limit: int) -> list[OutboxRow]: ...
-    def index_work_in(self, ranges: Sequence[tuple[int, int]]) -> list[OutboxRow]: ...
-    def index_work_count(self, position: int, ranges: Sequence[tuple[int, int]] = ()) -> int: ...
-    def outbox_ids_between(self, low: int, high: int) -> list[int]: ...
-    def oldest_work_enqueued(
-        self, position: int, ranges: Sequence[tuple[int, int]] = ()
-    ) -> datetime | None: ...
-
-    def max_outbox_id(self) -> int: ...
-    def outbox_pruned_through(self) -> int: ...
-    def prune_index_outbox(self, enqueued_before: datetime, at: datetime) -> int: ...
-    def indexable_versions(
-        self, *, version_ids: Sequence[str] = (), element_ids: Sequence[str] = ()
-    ) -> list[IndexableVersion]: ...
-    def all_indexable_versions(self, batch: int = 500) -> Iterator[IndexableVersion]: ...
-    def replace_chunk_rows(
-        self, version_ids: Sequence[str], rows: list[dict[str, Any]]
-    ) -> None: ...
-    def clear_chunk_rows(self) -> None: ...
-    def chunk_count(self) -> int: ...
-    def indexable_version_count(self) -> int: ...
-
-
 class SourceStore(Protocol):
     """Registered sources: the registry, the schedule's lease, run records, deliveries."""
 
@@ -388,19 +361,3 @@ class Store(
     Protocol,
 ):
     """Everything a unit of work's store offers the service (``UnitOfWork.store``)."""
-
-
-class OutboxUnitOfWork(Protocol):
-    """A transaction as index upkeep (``service.index_ops``) uses it: the outbox and chunk rows
-    of its store, and an explicit commit (``service.core.UnitOfWork`` is the full port)."""
-
-    @property
-    def store(self) -> IndexOutboxStore: ...
-    def __enter__(self) -> OutboxUnitOfWork: ...
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
-    def commit(self) -> None: ...

@@ -282,6 +282,50 @@ class FakeReadStore:
             "response": _json(response),
         }
 
+    def drifted_citations(self, repo_key: str, access: Access) -> list[dict[str, Any]]:
+        """``DriftStore.drifted_citations`` over the plain tables (this fake keeps no drift
+        reviews, so none is settled): live citations of readable canonical elements pinning a
+        readable evidence version that is no longer its head, or whose evidence is retired."""
+        out = []
+        rels = sorted(
+            self.state.relationships.values(), key=lambda r: (r.recorded_at, r.relationship_id)
+        )
+        for rel in rels:
+            cur = self.state.elements.get(rel.source_element_id)
+            ev = self.state.elements.get(rel.target_element_id)
+            pin = self.state.versions.get(str(rel.metadata.get("target_version_id")))
+            if rel.repo_key != repo_key or rel.retired_at or cur is None or ev is None:
+                continue
+            if cur.retired_at or cur.source_kind.value != "CANONICAL":
+                continue
+            if ev.source_kind.value != "INGESTED_EVIDENCE" or pin is None:
+                continue
+            cur_v = self.state.versions.get(cur.head_version_id or "")
+            head = self.state.versions.get(ev.head_version_id or "")
+            if cur_v is None or head is None:
+                continue
+            readable = _readable(cur, access) and _readable(ev, access)
+            versions = [(cur, cur_v), (ev, pin), (ev, head)]
+            if pin.element_id != ev.element_id or not readable:
+                continue
+            if not all(_version_readable(el, v, access) for el, v in versions):
+                continue
+            if head.version_id != pin.version_id or ev.retired_at is not None:
+                out.append(
+                    {
+                        "relationship_id": rel.relationship_id,
+                        "type_key": rel.type_key,
+                        "curated_element_id": cur.element_id,
+                        "curated_version_id": cur_v.version_id,
+                        "curated_title": cur_v.title,
+                        "evidence_element_id": ev.element_id,
+                        "evidence_retired_at": ev.retired_at,
+                        "pinned_version_id": pin.version_id,
+                        "current_version_id": head.version_id,
+                    }
+                )
+        return out
+
     def get_read_context(self, context_id: str) -> dict[str, Any] | None:
         row = self.state.read_contexts.get(context_id)
         if row is None:

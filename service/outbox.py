@@ -1,0 +1,59 @@
+"""The index outbox as the upkeep consumes it: the store port of each derived index's
+consumer (``IndexOutboxStore``) and the transaction it runs in (``OutboxUnitOfWork``).
+``service.ports.Store`` includes the port; the upkeep (``service.index_ops``) and the chunk rows
+it writes (``service.index_rows``) ask for nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Protocol
+
+from domain.records import IndexableVersion
+
+OutboxRow = tuple[int, str, str | None]
+"""(outbox id, version id, element id) of one row of index work."""
+
+
+class IndexOutboxStore(Protocol):
+    """The index outbox each derived index consumes, indexable versions, stored chunk rows."""
+
+    def index_work_after(self, position: int, limit: int) -> list[OutboxRow]: ...
+    def index_work_in(self, ranges: Sequence[tuple[int, int]]) -> list[OutboxRow]: ...
+    def index_work_count(self, position: int, ranges: Sequence[tuple[int, int]] = ()) -> int: ...
+    def outbox_ids_between(self, low: int, high: int) -> list[int]: ...
+    def oldest_work_enqueued(
+        self, position: int, ranges: Sequence[tuple[int, int]] = ()
+    ) -> datetime | None: ...
+
+    def max_outbox_id(self) -> int: ...
+    def outbox_pruned_through(self) -> int: ...
+    def prune_index_outbox(self, enqueued_before: datetime, at: datetime) -> int: ...
+    def indexable_versions(
+        self, *, version_ids: Sequence[str] = (), element_ids: Sequence[str] = ()
+    ) -> list[IndexableVersion]: ...
+    def all_indexable_versions(self, batch: int = 500) -> Iterator[IndexableVersion]: ...
+    def replace_chunk_rows(
+        self, version_ids: Sequence[str], rows: list[dict[str, Any]]
+    ) -> None: ...
+    def clear_chunk_rows(self) -> None: ...
+    def chunk_count(self) -> int: ...
+    def indexable_version_count(self) -> int: ...
+
+
+class OutboxUnitOfWork(Protocol):
+    """A transaction as index upkeep (``service.index_ops``) uses it: the outbox and chunk rows
+    of its store, and an explicit commit (``service.core.UnitOfWork`` is the full port)."""
+
+    @property
+    def store(self) -> IndexOutboxStore: ...
+    def __enter__(self) -> OutboxUnitOfWork: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+    def commit(self) -> None: ...
