@@ -99,6 +99,15 @@ def sample_backlog() -> Path | None:
     return folder if folder.is_dir() else None
 
 
+def commit_change(backlog: Path, path: str, text: str) -> None:
+    """Append ``text`` to the backlog file ``path`` and commit it (a teammate's push)."""
+    with (backlog / path).open("a", encoding="utf-8") as f:
+        f.write(text)
+    env = {**os.environ, **_GIT_ENV}
+    for args in (["add", "-A"], ["commit", "-q", "-m", f"edit {path}"]):
+        subprocess.run(["git", "-C", str(backlog), *args], env=env, capture_output=True, check=True)
+
+
 def make_backlog(target: Path) -> Backlog:
     """Copy the sample backlog (or the fallback) to ``target`` and commit it on ``main``."""
     if target.exists():

@@ -22,7 +22,7 @@ from server.workers import WorkerPool
 from service.app import MemoryService
 from service.authz import Caller
 from service.settings import Settings
-from smoke.content import ADMIN, GRANTS, INGESTOR
+from smoke.content import ADMIN, CURATOR, GRANTS, INGESTOR, commit_change
 from smoke.runner import StepFailed, expect
 from storage.migrate import head_revision
 from storage.revision import database_revision
@@ -79,6 +79,39 @@ class EmbeddedInstance:
         network surface ingests)."""
         caller = Caller(INGESTOR, purpose="ameide test", tool_id="ameide-smoke")
         return self.service.ingest_backlog(caller, str(source), repo)
+
+    def sync_and_drift(self, repo: str, source: Path, page_id: str) -> str:
+        """docs/sources.md and docs/drift.md in one pass: the page cites an evidence file at its
+        version now, the backlog is registered as a source, a teammate changes that file, the
+        source syncs — and the page is listed as drifted with the evidence's diff."""
+        svc = self.service
+        admin, curator = (
+            Caller(p, purpose="ameide test", tool_id="ameide-smoke") for p in (ADMIN, CURATOR)
+        )
+        runner = Caller(INGESTOR, purpose="ameide test", tool_id="ameide-smoke")
+        listed = svc.list_elements(curator, repo, limit=100)
+        evidence = next(e for e in listed["elements"] if e["source_kind"] == "INGESTED_EVIDENCE")
+        version = svc.get_element(curator, evidence["element_id"])["version"]
+        path = str(version["provenance"]["path"])
+        svc.add_relationship(
+            curator, page_id, evidence["element_id"], kind="REFERENCE", type_key="ameide:cites",
+            metadata={"target_version_id": version["version_id"]},
+        )  # fmt: skip
+        added = svc.add_source(admin, repo, "smoke-backlog", path=str(source), ref="main")
+        commit_change(source, path, "\nA line a teammate added after the page was written.\n")
+        run = svc.run_source(runner, added.source_id)
+        if run.status != "ok" or not run.report or run.report["counts"]["changed"] < 1:
+            raise AssertionError(f"the source run did not bring the change in: {run.model_dump()}")
+        drifted = [
+            d for d in svc.drift_list(curator, repo).entries
+            if d.curated_element_id == page_id and d.evidence_element_id == evidence["element_id"]
+        ]  # fmt: skip
+        if not drifted or "+A line a teammate added" not in drifted[0].diff:
+            raise AssertionError(f"the page is not listed as drifted with the diff: {drifted}")
+        return (
+            f"source {added.source_id} synced {path} (run {run.run_id}); the page citing "
+            f"{version['version_id']} is drifted since {drifted[0].drifted_since}"
+        )
 
     def check_index(self) -> str:
         """The keyword index is on disk and has applied every commit.

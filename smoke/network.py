@@ -72,6 +72,10 @@ class NetworkSurface:
         report: dict[str, Any] = self.instance.ingest(repo, source)
         return report
 
+    def sync_and_drift(self, repo: str, source: Path, page_id: str) -> str | None:
+        """Sources are registered on the server's home (local only): phase 1 checks them."""
+        return None
+
     def check_index(self) -> str:
         """``memory.health`` says ok (and the embedded index directory is still there)."""
         local = self.instance.check_index() if self.instance is not None else None

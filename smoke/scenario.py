@@ -13,7 +13,9 @@ Each step checks real outcomes, not just that a call returned:
    instant returns version 1;
 7. a principal without a grant gets exactly the answer a missing repository (or element) gets,
    for reads and proposals; ``verify_citations`` accepts a returned citation and rejects one to
-   another version of the element and an invented one.
+   another version of the element and an invented one;
+8. the SOP cites an evidence file, the backlog is registered as a source, a commit changes the
+   file, the source's run brings it in → the SOP is listed as drifted with the evidence's diff.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class Scenario:
             ("no-grant-propose", self.no_grant_propose),
             ("on-behalf-refused", self.on_behalf_refused),
             ("verify-citations-rejects", self.verify_citations_rejects),
+            ("sync-and-drift", self.sync_and_drift),
         ]
 
     # -- 1. ingest -------------------------------------------------------------------------
@@ -335,3 +338,15 @@ class Scenario:
             )
             expect(not verdict["all_valid"], f"via {via} all_valid is true")
         return f"other version and invented citation rejected via {'/'.join(self.s.readers)}"
+
+    # -- 8. a registered source syncs, and the page citing what changed is drifted -----------
+    def sync_and_drift(self) -> str:
+        """The SOP cites an evidence file; the backlog, registered as a source, gets a commit
+        changing that file; the source's run brings it in and the SOP is listed as drifted."""
+        st = self.state
+        if self.backlog is None or not st.evidence:
+            raise StepSkipped("no evidence was ingested on this surface: nothing to sync")
+        done = self.s.sync_and_drift(st.repo, self.backlog, st.sop)
+        if done is None:
+            raise StepSkipped("sources are registered on the server's home: checked in phase 1")
+        return done

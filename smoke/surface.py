@@ -68,6 +68,7 @@ class Surface(Protocol):
 
     def setup(self, repo: str) -> str: ...
     def ingest(self, repo: str, source: Path) -> dict[str, Any] | None: ...
+    def sync_and_drift(self, repo: str, source: Path, page_id: str) -> str | None: ...
     def check_index(self) -> str: ...
     def create_element(
         self, who: str, repo: str, title: str, body: str, type_key: str
@@ -128,6 +129,10 @@ class ServiceSurface:
     def ingest(self, repo: str, source: Path) -> dict[str, Any] | None:
         """Mirror the backlog into ``repo`` as the ingestor."""
         return guarded(lambda: self.instance.ingest(repo, source))  # type: ignore[no-any-return]
+
+    def sync_and_drift(self, repo: str, source: Path, page_id: str) -> str | None:
+        """Register ``source`` as a source, change a file ``page_id`` cites, sync, see drift."""
+        return guarded(lambda: self.instance.sync_and_drift(repo, source, page_id))  # type: ignore[no-any-return]
 
     def check_index(self) -> str:
         """The index is on disk and has applied every commit."""
