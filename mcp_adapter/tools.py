@@ -103,10 +103,10 @@ def search_request(a: inputs.SearchArgs) -> dict[str, Any]:
 def _health(svc: MemoryService, caller: Caller, _: inputs.NoArgs) -> dict[str, Any]:
     health = svc.health()
     return {
-        "status": "ok" if health["ready"] else "degraded",
+        "status": "ok" if health.ready else "degraded",
         "principal": caller.principal_id,
-        "index": health["index"],
-        "repositories": [r["repository_id"] for r in svc.list_repositories(caller)],
+        "index": health.index,
+        "repositories": [r.repository_id for r in svc.list_repositories(caller)],
     }
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from edge.results import as_json
 from runtime import App, build_app
 from server.serve import AmeideServer, Endpoints, ServeConfig
 from server.workers import WorkerPool
@@ -78,7 +79,8 @@ class EmbeddedInstance:
         """Mirror the backlog at ``source`` into ``repo`` as the ingestor (local only: no
         network surface ingests)."""
         caller = Caller(INGESTOR, purpose="ameide test", tool_id="ameide-smoke")
-        return self.service.ingest_backlog(caller, str(source), repo)
+        report: dict[str, Any] = as_json(self.service.ingest_backlog(caller, str(source), repo))
+        return report
 
     def check_index(self) -> str:
         """The keyword index is on disk and has applied every commit.
@@ -95,16 +97,16 @@ class EmbeddedInstance:
         if upkeep is not None:  # writes return before the background upkeep applies them
             upkeep.wait_idle(60)
         health = self.service.health()
-        index = health["index"] or {}
+        index = health.index or {}
         deadline = time.monotonic() + INDEX_PENDING_SECONDS
         while (index.get("pending") or 0) > 0 and time.monotonic() < deadline:
             # a server worker's writes: its own background upkeep applies them (health only
             # looks, so a lost index is still reported rather than repaired)
             time.sleep(0.05)
             health = self.service.health()
-            index = health["index"] or {}
+            index = health.index or {}
         expect(
-            health["ready"] and index.get("consistent"),
+            health.ready and index.get("consistent"),
             f"the keyword index is not ready: {index.get('indexed_versions')} of "
             f"{index.get('expected_versions')} versions indexed, {index.get('pending')} pending",
         )
