@@ -19,6 +19,8 @@ from edge.reading import read_scope
 from mcp_adapter import inputs, outputs
 from service.app import MemoryService
 from service.authz import Caller
+from service.results import ElementHistory, ElementWithVersion, Proposal
+from service.results_read import CitationsVerified, Neighborhood, ReadContext
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -142,7 +144,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "knowledge base. By default reads the published (approved) truth; canonical content "
         "ranks above ingested evidence. Give repository plus query (or element_ids)." + CITE,
         inputs.ReadArgs,
-        outputs.Context,
+        ReadContext,
         READ_ONLY,
         lambda svc, caller, a: svc.read_context(caller, read_request(a, explain=False)),
     ),
@@ -153,7 +155,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "10x smaller than memory.get_context. Use it to find element_ids, then call "
         "memory.get_context or memory.get_element for the content.",
         inputs.SearchArgs,
-        outputs.Context,
+        ReadContext,
         READ_ONLY,
         lambda svc, caller, a: svc.read_context(caller, search_request(a)),
     ),
@@ -164,7 +166,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "or as it was at as_of). Use the version_id it returns as target_version_id when you "
         "propose a change.",
         inputs.ElementArgs,
-        outputs.ElementResult,
+        ElementWithVersion,
         READ_ONLY,
         lambda svc, caller, a: svc.get_element(
             caller, a.element_id, a.version_id, instant(a.as_of)
@@ -177,7 +179,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "hops away), only through elements you may read. Use it to find linked SOPs, sources "
         "and evidence.",
         inputs.ExpandArgs,
-        outputs.Neighborhood,
+        Neighborhood,
         READ_ONLY,
         lambda svc, caller, a: svc.expand(
             caller,
@@ -195,7 +197,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "breakdowns and a trace (query terms, filters, candidates, drops with reasons). Use it "
         "when results look wrong or you must justify them." + CITE,
         inputs.ReadArgs,
-        outputs.Context,
+        ReadContext,
         READ_ONLY,
         lambda svc, caller, a: svc.read_context(caller, read_request(a, explain=True)),
     ),
@@ -205,7 +207,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "List every version of an element, oldest first (ids, titles, who and when; no "
         "bodies). Use memory.get_element with a version_id to read one.",
         inputs.HistoryArgs,
-        outputs.History,
+        ElementHistory,
         READ_ONLY,
         lambda svc, caller, a: svc.element_history(caller, a.element_id),
     ),
@@ -216,7 +218,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "returned (same version, excerpt inside a returned span). Call it before answering; "
         "drop or fix any citation reported invalid.",
         inputs.VerifyArgs,
-        outputs.Verification,
+        CitationsVerified,
         READ_ONLY,
         lambda svc, caller, a: svc.verify_citations(
             caller, a.context_id, [c.model_dump(exclude_none=True) for c in a.citations]
@@ -231,7 +233,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "returns the same proposal. If the result says stale: true, the element changed since "
         "your version: read it again and propose against the new head.",
         inputs.ProposeArgs,
-        outputs.ProposalResult,
+        Proposal,
         PROPOSE,
         _propose,
         stale_hint,

@@ -90,7 +90,7 @@ class _QueueCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         try:
-            counts = self._service.open_proposal_counts(self._caller)
+            counts = self._service.open_proposal_counts(self._caller).root
         except Exception:  # ameide_database_up says why; the scrape still answers
             log.warning("metrics: the proposal queue could not be counted", exc_info=True)
             return

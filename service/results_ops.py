@@ -96,7 +96,7 @@ class IngestReport(View):
     duration_s: float
     dry_run: bool | None = None
     timings: dict[str, float] | None = None
-    run: dict[str, Any] | None = None
+    run: int | None = Field(default=None, description="The recorded run's id (absent on a no-op).")
 
 
 class IngestStatus(View):
