@@ -19,9 +19,12 @@ class _Model(Protocol):
 
 
 def as_json(result: object) -> Any:
-    """``result`` (a model, a list or tuple of models, or plain JSON) as plain JSON."""
+    """``result`` (a model, a list, tuple or dict holding models, or plain JSON) as plain
+    JSON."""
     if isinstance(result, _Model):
         return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
     if isinstance(result, (list, tuple)):
         return [as_json(item) for item in result]
+    if isinstance(result, dict):  # an adapter's envelope around results ({"tokens": [...]})
+        return {key: as_json(value) for key, value in result.items()}
     return result

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from edge.results import as_json
 from ingest.plan import element_id_for
 from service.authz import Caller
 from tests.conftest import World
@@ -51,7 +52,7 @@ def _everything_stored(world: World) -> str:
         names = sa.inspect(conn).get_table_names()
         for name in names:
             rows = conn.execute(sa.text(f'SELECT * FROM "{name}"')).all()
-            out.append(json.dumps([list(r) for r in rows], default=str))
+            out.append(json.dumps(as_json([list(r) for r in rows]), default=str))
     return "\n".join(out)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from edge.results import as_json
 from ingest.plan import element_id_for
 from service.authz import Caller
 from tests.conftest import World
@@ -71,7 +72,7 @@ def _everything_stored(world: World) -> str:
     with world.app.engine.connect() as conn:
         for name in sa.inspect(conn).get_table_names():
             rows = conn.execute(sa.text(f'SELECT * FROM "{name}"')).all()
-            out.append(json.dumps([list(r) for r in rows], default=str))
+            out.append(json.dumps(as_json([list(r) for r in rows]), default=str))
     return "\n".join(out)
 
 
