@@ -103,7 +103,7 @@ def test_with_no_rules_every_kind_of_secret_is_masked_and_counted(backlog) -> No
     files = b"\n".join(
         p.read_bytes() for p in sorted(world.app.settings.home.rglob("*")) if p.is_file()
     )
-    shown = json.dumps([version, world.svc.history(world.auditor, world.repo)])
+    shown = json.dumps(as_json([version, world.svc.history(world.auditor, world.repo)]))
     for secret in SECRETS:
         assert secret not in stored, secret
         assert secret.encode() not in files, secret
