@@ -15,6 +15,7 @@ from cli.options import JsonFlag, Repo
 from cli.session import session
 from domain.errors import InvalidArgument
 from edge.exports import EXPORT_FORMATS, events_csv, events_json
+from edge.results import as_json
 
 PANEL = "Audit"
 
@@ -150,7 +151,7 @@ def audit_verify(
     s = session(ctx, json_)
     chain = _chain(repo, global_)
     kept = checkpoints.load(s.home, checkpoint) if checkpoint is not None else None
-    verdict = s.service.verify_audit(s.caller, chain, kept)
+    verdict = as_json(s.service.verify_audit(s.caller, chain, kept))
     s.emit(verdict, _show_verdict)
     if not verdict["ok"]:
         at = verdict["first_broken_event_id"]
@@ -174,7 +175,8 @@ def audit_checkpoint(
     """Print the chain's length and head hash, signed with the home's key: keep it outside the
     database (redirect --json to a file) and check it later with `audit verify --checkpoint`."""
     s = session(ctx, json_)
-    taken = checkpoints.signed(s.home, s.service.audit_checkpoint(s.caller, _chain(repo, global_)))
+    chain = _chain(repo, global_)
+    taken = checkpoints.signed(s.home, as_json(s.service.audit_checkpoint(s.caller, chain)))
     s.emit(
         taken,
         lambda c: output.line(
@@ -225,14 +227,16 @@ def audit_export(
         raise InvalidArgument("--json prints one JSON document: add --format json, or -o FILE")
     from service.history import MAX_HISTORY  # the largest page the service answers
 
-    rows = s.service.history(
-        s.caller,
-        repo,
-        since=parse_instant(since, "--since"),
-        until=parse_instant(until, "--until"),
-        element_id=element,
-        actor=actor,
-        limit=MAX_HISTORY,
+    rows = as_json(
+        s.service.history(
+            s.caller,
+            repo,
+            since=parse_instant(since, "--since"),
+            until=parse_instant(until, "--until"),
+            element_id=element,
+            actor=actor,
+            limit=MAX_HISTORY,
+        )
     )
     text = events_csv(rows) if format_ == "csv" else events_json(rows)
     if out is None:

@@ -21,6 +21,7 @@ from cli.options import (
     TypeKey,
 )
 from cli.session import session
+from edge.results import as_json
 from service.queue import QueueFilter
 
 PANEL = "Curation"
@@ -338,13 +339,14 @@ def accept(
     without it, the version read just before accepting is the one accepted (and named)."""
     s = session(ctx, json_)
     if dry_run:  # the preview is printed in full; a refusal also sets the exit code it would
-        preview = s.service.accept_preview(s.caller, proposal_id)
+        preview = as_json(s.service.accept_preview(s.caller, proposal_id))
         s.emit(preview, _show_preview)
         if preview["refusal"] is not None:
             raise typer.Exit(exit_code_of(preview["refusal"]["code"]))
         return
     if expected_version is None:  # a revise between this read and the accept is still caught
-        expected_version = s.service.proposal_show(s.caller, proposal_id)["proposal_version_id"]
+        shown = as_json(s.service.proposal_show(s.caller, proposal_id))
+        expected_version = shown["proposal_version_id"]
     s.emit(
         s.service.accept(s.caller, proposal_id, rationale, expected_version),
         lambda r: output.line(

@@ -22,6 +22,7 @@ import typer
 
 from cli.session import CliState
 from domain.model import ProposalStatus
+from edge.results import as_json
 
 MAX_REPOSITORIES = 20
 """Element and proposal ids are gathered from at most this many repositories (without --repo)."""
@@ -74,19 +75,19 @@ def _repositories(state: CliState, ctx: typer.Context) -> list[str]:
     given = ctx.params.get("repo")
     if given:
         return [str(given)]
-    rows = state.service.list_repositories(state.caller)
+    rows = as_json(state.service.list_repositories(state.caller))
     return [str(r["repository_id"]) for r in rows][:MAX_REPOSITORIES]
 
 
 def _repository_ids(state: CliState, _: typer.Context) -> list[str]:
-    return [str(r["repository_id"]) for r in state.service.list_repositories(state.caller)]
+    return [str(r["repository_id"]) for r in as_json(state.service.list_repositories(state.caller))]
 
 
 def _element_ids(state: CliState, ctx: typer.Context) -> list[str]:
     found: list[str] = []
     for repo in _repositories(state, ctx):
         with contextlib.suppress(Exception):  # a repository listed but not readable: skip it
-            page = state.service.list_elements(state.caller, repo, limit=PAGE)
+            page = as_json(state.service.list_elements(state.caller, repo, limit=PAGE))
             found += [str(e["element_id"]) for e in page["elements"]]
     return found
 
@@ -97,7 +98,9 @@ def _proposal_ids(state: CliState, ctx: typer.Context) -> list[str]:
     found: list[str] = []
     for repo in _repositories(state, ctx):
         with contextlib.suppress(Exception):  # may read, but not list the queue: skip it
-            rows = state.service.proposal_list(state.caller, repo, None, QueueFilter(limit=PAGE))
+            rows = as_json(
+                state.service.proposal_list(state.caller, repo, None, QueueFilter(limit=PAGE))
+            )
             found += [str(p["proposal_id"]) for p in rows]
     return found
 

@@ -22,6 +22,7 @@ from cli.entry import started
 from cli.errors import NotInitialised, local_only
 from domain.errors import InvalidArgument, Unauthenticated
 from edge.errors import Unavailable, one_line
+from edge.results import as_json
 
 if TYPE_CHECKING:  # the stack behind the service is imported on first use: --help stays fast
     from cli.remote import RemoteService
@@ -188,11 +189,13 @@ class CliState:
 
     # -- output ----------------------------------------------------------------------------
     def emit(self, result: Any, human: Callable[[Any], None]) -> None:
-        """Print ``result``: one JSON document with ``--json``, else ``human(result)``."""
+        """Print ``result`` as the JSON every surface emits (``edge.results.as_json``): one
+        document with ``--json``, else ``human`` of it."""
+        document = as_json(result)
         if self.json:
-            output.print_json(result)
+            output.print_json(document)
         else:
-            human(result)
+            human(document)
 
 
 def session(ctx: typer.Context, json_: bool = False) -> CliState:

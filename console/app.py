@@ -50,6 +50,7 @@ from console.web import (
     see_other,
 )
 from domain.errors import AmeideError
+from edge.results import as_json
 from service.app import MemoryService
 
 
@@ -73,8 +74,8 @@ def create_console(service: MemoryService, *, sessions: SessionStore | None = No
 
 def home(request: Request, signed: SignedDep) -> Response:
     """The repositories the caller may read, with the actions the service allows there."""
-    repos = signed.service.list_repositories(signed.caller)
-    who = signed.service.whoami(signed.caller)
+    repos = as_json(signed.service.list_repositories(signed.caller))
+    who = as_json(signed.service.whoami(signed.caller))
     return render(request, "home.html", signed, repos=repos, who=who)
 
 

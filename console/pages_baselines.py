@@ -16,6 +16,7 @@ from console.pages_review import actions_in
 from console.web import OptionalText, PostedDep, Signed, SignedDep, render, see_other
 from domain.errors import AmeideError
 from edge.errors import rule_for
+from edge.results import as_json
 
 router = APIRouter()
 Text = Annotated[str | None, Query()]
@@ -41,11 +42,11 @@ def baselines_page(
 ) -> Response:
     """The page (again, with a refusal when an action was refused)."""
     svc, caller = signed.service, signed.caller
-    rows = svc.list_baselines(caller, repo)
-    published = svc.published(caller, repo)
+    rows = as_json(svc.list_baselines(caller, repo))
+    published = as_json(svc.published(caller, repo))
     diff = None
     if a and b:
-        diff = svc.baseline_diff(caller, a, b)
+        diff = as_json(svc.baseline_diff(caller, a, b))
         for group in ("added", "changed", "removed"):
             for entry in diff[group]:
                 entry["lines"] = tagged(entry["diff"])

@@ -86,4 +86,4 @@ def propose(
         made = signed.service.drift_propose(signed.caller, page or "", evidence or "")
     except AmeideError as exc:
         return drift_page(request, signed, repo, error=exc)
-    return see_other(request, f"/proposals/{made['proposal_id']}")
+    return see_other(request, f"/proposals/{made.proposal_id}")

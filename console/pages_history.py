@@ -12,6 +12,7 @@ from console.web import Signed, SignedDep, instant, render
 from domain.errors import PermissionDenied
 from edge.exports import events_csv, events_json
 from edge.reading import read_request
+from edge.results import as_json
 from service.history import MAX_HISTORY
 
 router = APIRouter()
@@ -26,14 +27,16 @@ def _events(
     """The history the service returns for the filters, newest first; the event types in it.
 
     The event type narrows what the service returned (display only)."""
-    rows = signed.service.history(
-        signed.caller,
-        repo,
-        since=instant(filters["since"], "since"),
-        until=instant(filters["until"], "until"),
-        element_id=filters["element"] or None,
-        actor=filters["actor"] or None,
-        limit=MAX_HISTORY,
+    rows = as_json(
+        signed.service.history(
+            signed.caller,
+            repo,
+            since=instant(filters["since"], "since"),
+            until=instant(filters["until"], "until"),
+            element_id=filters["element"] or None,
+            actor=filters["actor"] or None,
+            limit=MAX_HISTORY,
+        )
     )
     types = sorted({r["event_type"] for r in rows})
     wanted = filters["event_type"]
@@ -57,7 +60,7 @@ def audit(
     )
     rows, types = _events(signed, repo, filters)
     try:
-        verdict: dict[str, Any] | None = signed.service.verify_audit(signed.caller, repo)
+        verdict: dict[str, Any] | None = as_json(signed.service.verify_audit(signed.caller, repo))
     except PermissionDenied:  # verifying the chain is the auditor's; the history is not
         verdict = None
     start = (page - 1) * AUDIT_PAGE
@@ -106,11 +109,11 @@ def context(
     as_of: Text = None, max_items: Annotated[int, Query(ge=1, le=50)] = 5,
 ) -> Response:  # fmt: skip
     """Ask as yourself: the items, citations and score breakdown an agent would get."""
-    repos = [r["repository_id"] for r in signed.service.list_repositories(signed.caller)]
+    repos = [r["repository_id"] for r in as_json(signed.service.list_repositories(signed.caller))]
     answer = None
     if repo and question and question.strip():
         read = read_request(repo, question, as_of=as_of, max_items=max_items, explain=True)
-        answer = signed.service.read_context(signed.caller, read)
+        answer = as_json(signed.service.read_context(signed.caller, read))
     return render(
         request,
         "context.html",

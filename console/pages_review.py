@@ -34,6 +34,7 @@ from domain.merge import three_way_merge
 from domain.model import has_conflict_markers
 from domain.values import normalize_line_endings
 from edge.errors import rule_for
+from edge.results import as_json
 from service.history import MAX_HISTORY
 from service.queue import QueueFilter
 
@@ -44,7 +45,8 @@ Text = Annotated[str | None, Query()]
 
 def repositories(signed: Signed) -> list[dict[str, Any]]:
     """The repositories the caller may read (with its actions there), from the service."""
-    return signed.service.list_repositories(signed.caller)
+    rows: list[dict[str, Any]] = as_json(signed.service.list_repositories(signed.caller))
+    return rows
 
 
 def actions_in(signed: Signed, repo: str) -> set[str]:
@@ -88,7 +90,7 @@ def queue(
     )
     rows: list[dict[str, Any]] = []
     for key in chosen:
-        found = signed.service.proposal_list(signed.caller, key, "OPEN", wanted)
+        found = as_json(signed.service.proposal_list(signed.caller, key, "OPEN", wanted))
         purposes = _purposes(signed, key) if found else {}
         rows += [{**r, "purpose": purposes.get(r["proposal_id"])} for r in found]
     rows.sort(key=lambda r: (r["created_at"], r["proposal_id"]), reverse=wanted.newest_first)
@@ -118,7 +120,7 @@ def queue(
 
 def _purposes(signed: Signed, repo: str) -> dict[str, str | None]:
     """The purpose each proposal was opened with, as its audit event recorded it."""
-    events = signed.service.history(signed.caller, repo, limit=MAX_HISTORY)
+    events = as_json(signed.service.history(signed.caller, repo, limit=MAX_HISTORY))
     return {e["proposal_id"]: e["purpose"] for e in events if e["event_type"] == "proposal.opened"}
 
 
@@ -134,13 +136,13 @@ def proposal_page(
     preview, its conflict blocks, what accepting would do, and the forms the caller may use
     (``draft``: a refused revision's text, offered again in the revise form)."""
     svc, caller = signed.service, signed.caller
-    p = svc.proposal_show(caller, proposal_id)
-    preview = svc.accept_preview(caller, proposal_id)
+    p = as_json(svc.proposal_show(caller, proposal_id))
+    preview = as_json(svc.accept_preview(caller, proposal_id))
     pinned = head = None
     if p.get("target_element_id") and p.get("target_version_id"):
         el = p["target_element_id"]
-        pinned = svc.get_element(caller, el, p["target_version_id"])["version"]
-        head = svc.get_element(caller, el)["version"]
+        pinned = as_json(svc.get_element(caller, el, p["target_version_id"]))["version"]
+        head = as_json(svc.get_element(caller, el))["version"]
     diffs = _diffs(p, pinned, head)
     actions = actions_in(signed, p["repository_id"])
     mine = _is_mine(p, signed) and "propose" in actions
@@ -240,7 +242,7 @@ def reject(
 def rebase(request: Request, proposal_id: str, signed: PostedDep) -> Response:
     """Rebase onto the current head; go on to the new proposal."""
     try:
-        out = signed.service.rebase(signed.caller, proposal_id)
+        out = as_json(signed.service.rebase(signed.caller, proposal_id))
     except AmeideError as exc:
         return _refused(request, signed, proposal_id, exc)
     return see_other(request, f"/proposals/{out['proposal_id']}", done="rebased")

@@ -11,6 +11,7 @@ only its transport's translation — an HTTP response, a ``grpc.StatusCode``, a 
     edge.network   ``is_loopback``, refusing an open bind without auth, Origin patterns
     edge.reading   the read scope ``TENANT/ORG[/REPO]`` and the read defaults
     edge.exports   the audit history as a CSV or JSON file (spreadsheet-safe cells)
+    edge.results   a service result (a pydantic model) as the JSON every surface emits
 
 Rules the service needs as well (instants, grant scopes, how one validation problem reads) live
 in ``domain.values``, which this package re-uses.

@@ -1,7 +1,6 @@
-"""Typed results of the MCP tools (their ``outputSchema``): the service's result shapes from
-``service.results`` / ``service.results_read`` (the very models the REST API documents), plus
-the MCP-only ``memory.health`` answer.
-"""
+"""The one MCP-only result (its ``outputSchema``): ``memory.health``. Every other tool answers
+with the service operation's own result model (``service.results*``), the very class its REST
+operation documents, so nothing is renamed here."""
 
 from __future__ import annotations
 
@@ -9,29 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from service.results import ElementHistory, ElementWithVersion, Proposal, View
-from service.results_drift import DriftList, GapsReport
-from service.results_read import CitationsVerified, Neighborhood, ReadContext
-
-Context = ReadContext
-ElementResult = ElementWithVersion
-History = ElementHistory
-Verification = CitationsVerified
-ProposalResult = Proposal
-Drift = DriftList
-Gaps = GapsReport
-
-__all__ = [
-    "Context",
-    "Drift",
-    "ElementResult",
-    "Gaps",
-    "Health",
-    "History",
-    "Neighborhood",
-    "ProposalResult",
-    "Verification",
-]
+from service.results import View
 
 
 class Health(View):

@@ -48,6 +48,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from domain.errors import AmeideError, InvalidArgument, NotFound
+from edge.results import as_json
 from edge.tracing import OK
 from edge.version import package_version
 from mcp_adapter import errors
@@ -55,6 +56,7 @@ from mcp_adapter.prompts import PROMPTS, prompt_named
 from mcp_adapter.tools import TOOLS, ToolSpec
 from service.app import MemoryService
 from service.authz import Caller
+from service.results_discovery import ElementRow
 
 SERVER_NAME = "ameide-memory"
 INSTRUCTIONS = (
@@ -176,7 +178,7 @@ class MemoryMcp:
             args = spec.input.model_validate(params.arguments or {})
             caller = self.caller_of(ctx)
             principal = caller.principal_id
-            result = await anyio.to_thread.run_sync(spec.run, self.service, caller, args)
+            result = as_json(await anyio.to_thread.run_sync(spec.run, self.service, caller, args))
             outcome = _success(result, spec.hint(result) if spec.hint else None)
             status = OK
         except ValidationError as exc:
@@ -251,17 +253,24 @@ class MemoryMcp:
             found = await anyio.to_thread.run_sync(
                 lambda: self.service.get_element(caller, element_id, version_id)
             )
-            if found["element"]["repository_id"] != repository_id:
+            if found.element.repository_id != repository_id:
                 raise NotFound(f"version {version_id} not found in {repository_id}")
         except AmeideError as exc:
             code = RESOURCE_NOT_FOUND if isinstance(exc, NotFound) else INVALID_PARAMS
             raise MCPError(code, f"{exc.code}: {exc.message}", {"uri": uri}) from None
-        version = found["version"]
-        meta = {k: version[k] for k in ("element_id", "version_id", "title", "content_sha256")}
+        version = found.version
+        if version is None or version.body is None:
+            raise MCPError(RESOURCE_NOT_FOUND, f"NOT_FOUND: {uri} has no body", {"uri": uri})
+        meta = {
+            "element_id": version.element_id,
+            "version_id": version.version_id,
+            "title": version.title,
+            "content_sha256": version.content_sha256,
+        }
         return ReadResourceResult(
             contents=[
                 TextResourceContents(
-                    uri=uri, text=version["body"], mime_type="text/markdown", _meta=meta
+                    uri=uri, text=version.body, mime_type="text/markdown", _meta=meta
                 )
             ]
         )
@@ -274,7 +283,7 @@ def _resource_page(
     service: MemoryService, caller: Caller, cursor: str | None
 ) -> tuple[list[Resource], str | None]:
     """One page of resources after ``cursor`` and the cursor of the next (``None``: the end)."""
-    repositories = [r["repository_id"] for r in service.list_repositories(caller)]
+    repositories = [r.repository_id for r in service.list_repositories(caller)]
     start_repo, _, after = (cursor or "").partition("|")
     if cursor and start_repo not in repositories:
         raise InvalidArgument("cursor is not one this server returned", field="cursor")
@@ -286,8 +295,8 @@ def _resource_page(
             page = service.list_elements(
                 caller, repo, limit=RESOURCE_PAGE - len(out), cursor=element_cursor
             )
-            out += [_resource(repo, e) for e in page["elements"]]
-            element_cursor = page["next_cursor"]
+            out += [_resource(repo, e) for e in page.elements]
+            element_cursor = page.next_cursor
             if element_cursor is None:
                 break
         if len(out) >= RESOURCE_PAGE:
@@ -299,13 +308,13 @@ def _resource_page(
     return out, None
 
 
-def _resource(repo: str, e: dict[str, Any]) -> Resource:
+def _resource(repo: str, e: ElementRow) -> Resource:
     return Resource(
-        name=e["element_id"],
-        title=e["title"],
-        uri=resource_uri(repo, e["element_id"], e["head_version_id"]),
-        description=f"{e['source_kind'].lower()} {e['element_kind'].lower()} in {repo} "
-        f"({e['classification']}), head version",
+        name=e.element_id,
+        title=e.title,
+        uri=resource_uri(repo, e.element_id, e.head_version_id),
+        description=f"{e.source_kind.lower()} {e.element_kind.lower()} in {repo} "
+        f"({e.classification}), head version",
         mime_type="text/markdown",
     )
 

@@ -20,6 +20,9 @@ from mcp_adapter import inputs, outputs
 from service.app import MemoryService
 from service.authz import Caller
 from service.read_request import ReadRequest
+from service.results import ElementHistory, ElementWithVersion, Proposal
+from service.results_drift import DriftList, GapsReport
+from service.results_read import CitationsVerified, Neighborhood, ReadContext
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -98,10 +101,10 @@ def search_request(a: inputs.SearchArgs) -> ReadRequest:
 def _health(svc: MemoryService, caller: Caller, _: inputs.NoArgs) -> dict[str, Any]:
     health = svc.health()
     return {
-        "status": "ok" if health["ready"] else "degraded",
+        "status": "ok" if health.ready else "degraded",
         "principal": caller.principal_id,
-        "index": health["index"],
-        "repositories": [r["repository_id"] for r in svc.list_repositories(caller)],
+        "index": health.index,
+        "repositories": [r.repository_id for r in svc.list_repositories(caller)],
     }
 
 
@@ -137,7 +140,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "knowledge base. By default reads the published (approved) truth; canonical content "
         "ranks above ingested evidence. Give repository plus query (or element_ids)." + CITE,
         inputs.ReadArgs,
-        outputs.Context,
+        ReadContext,
         READ_ONLY,
         lambda svc, caller, a: svc.read_context(caller, read_request(a, explain=False)),
     ),
@@ -148,7 +151,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "10x smaller than memory.get_context. Use it to find element_ids, then call "
         "memory.get_context or memory.get_element for the content.",
         inputs.SearchArgs,
-        outputs.Context,
+        ReadContext,
         READ_ONLY,
         lambda svc, caller, a: svc.read_context(caller, search_request(a)),
     ),
@@ -159,7 +162,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "or as it was at as_of). Use the version_id it returns as target_version_id when you "
         "propose a change.",
         inputs.ElementArgs,
-        outputs.ElementResult,
+        ElementWithVersion,
         READ_ONLY,
         lambda svc, caller, a: svc.get_element(
             caller, a.element_id, a.version_id, instant(a.as_of)
@@ -172,7 +175,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "hops away), only through elements you may read. Use it to find linked SOPs, sources "
         "and evidence.",
         inputs.ExpandArgs,
-        outputs.Neighborhood,
+        Neighborhood,
         READ_ONLY,
         lambda svc, caller, a: svc.expand(
             caller,
@@ -191,7 +194,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "when results look wrong or you must justify them. A curated item whose cited evidence "
         "changed since carries evidence_drift: hedge, or see memory.drift." + CITE,
         inputs.ReadArgs,
-        outputs.Context,
+        ReadContext,
         READ_ONLY,
         lambda svc, caller, a: svc.read_context(caller, read_request(a, explain=True)),
     ),
@@ -201,7 +204,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "List every version of an element, oldest first (ids, titles, who and when; no "
         "bodies). Use memory.get_element with a version_id to read one.",
         inputs.HistoryArgs,
-        outputs.History,
+        ElementHistory,
         READ_ONLY,
         lambda svc, caller, a: svc.element_history(caller, a.element_id),
     ),
@@ -212,7 +215,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "returned (same version, excerpt inside a returned span). Call it before answering; "
         "drop or fix any citation reported invalid.",
         inputs.VerifyArgs,
-        outputs.Verification,
+        CitationsVerified,
         READ_ONLY,
         lambda svc, caller, a: svc.verify_citations(
             caller, a.context_id, [c.model_dump(exclude_none=True) for c in a.citations]
@@ -225,7 +228,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "version they pin: the evidence, pinned and current versions, a diff and since when. "
         "Hedge an answer that relies on such a page, or propose an update to it.",
         inputs.DriftArgs,
-        outputs.Drift,
+        DriftList,
         READ_ONLY,
         lambda svc, caller, a: svc.drift_list(caller, a.repository).model_dump(mode="json"),
     ),
@@ -236,7 +239,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "vs evidence, retired, superseded, newest times, drifted pages, and your questions that "
         "got no curated answer. Use it to tell where knowledge is thin or stale.",
         inputs.GapsArgs,
-        outputs.Gaps,
+        GapsReport,
         READ_ONLY,
         lambda svc, caller, a: svc.gaps(caller, a.repository, a.topic).model_dump(mode="json"),
     ),
@@ -249,7 +252,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "returns the same proposal. If the result says stale: true, the element changed since "
         "your version: read it again and propose against the new head.",
         inputs.ProposeArgs,
-        outputs.ProposalResult,
+        Proposal,
         PROPOSE,
         _propose,
         stale_hint,

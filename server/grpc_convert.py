@@ -13,7 +13,6 @@ set ``STRICT`` so every key the service returns today must have a home in the me
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -21,6 +20,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from domain.values import parse_instant
+from edge.results import as_json
 
 M = TypeVar("M", bound=Message)
 
@@ -30,10 +30,11 @@ STRICT = False
 _MAX_EXACT_FLOAT = 2**53
 
 
-def to_message(cls: type[M], data: Mapping[str, Any]) -> M:
-    """A response message from a service result (``None`` values leave fields unset)."""
+def to_message(cls: type[M], data: object) -> M:
+    """A response message from a service result (a model, dumped as every surface dumps it,
+    or its JSON; ``None`` values leave fields unset)."""
     message: M = cls()
-    json_format.ParseDict(dict(data), message, ignore_unknown_fields=not STRICT)
+    json_format.ParseDict(as_json(data), message, ignore_unknown_fields=not STRICT)
     return message
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from ameide_proto.v1 import governance_pb2 as pb
 from ameide_proto.v1 import governance_pb2_grpc as rpc
 from domain.errors import InvalidArgument
+from edge.results import as_json
 from server.grpc_calls import current_caller
 from server.grpc_convert import instant, opt, present, struct, to_message
 from service.app import MemoryService
@@ -85,7 +86,7 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
         )
         return to_message(
             pb.ListProposalsResponse,
-            {"proposals": out["proposals"], "next_page_token": out.get("next_cursor") or ""},
+            {"proposals": as_json(out.proposals), "next_page_token": out.next_cursor or ""},
         )
 
     def GetProposal(self, request: pb.GetProposalRequest, _: Any) -> pb.Proposal:
@@ -119,7 +120,7 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
     def RebaseProposal(
         self, request: pb.RebaseProposalRequest, _: Any
     ) -> pb.RebaseProposalResponse:
-        out = self._svc.rebase(current_caller(), request.proposal_id)
+        out = as_json(self._svc.rebase(current_caller(), request.proposal_id))
         previous, version = out.pop("rebased_from_view"), out.pop("version")
         return to_message(
             pb.RebaseProposalResponse, {"proposal": out, "previous": previous, "version": version}

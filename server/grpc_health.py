@@ -15,6 +15,8 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2
 
+from service.app import MemoryService
+
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
@@ -23,7 +25,10 @@ class ReadinessHealth(health.HealthServicer):  # type: ignore[misc]
     """Health of ``services`` (and of the server, ``""``) from the service's readiness."""
 
     def __init__(
-        self, service: Any, services: Iterable[str], workers_ready: Callable[[], bool] | None = None
+        self,
+        service: MemoryService,
+        services: Iterable[str],
+        workers_ready: Callable[[], bool] | None = None,
     ) -> None:
         super().__init__()
         self._service = service
@@ -33,7 +38,7 @@ class ReadinessHealth(health.HealthServicer):  # type: ignore[misc]
 
     def refresh(self) -> None:
         """Read the readiness now and publish it for every service (watchers are told)."""
-        ready = bool(self._service.health()["ready"])
+        ready = self._service.health().ready
         if self._workers_ready is not None:  # several worker processes: every one must be
             ready = ready and self._workers_ready()
         for name in self._names:

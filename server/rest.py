@@ -186,11 +186,8 @@ def _operations_router(
         """Ready: the database answers and the keyword index is on disk and can catch up (and,
         with several worker processes, every worker is ready)."""
         health = service.health()
-        ready = bool(health["ready"])
-        body: dict[str, Any] = {
-            "database": health["database"],
-            "index": health["index"],
-        }
+        ready = health.ready
+        body: dict[str, Any] = {"database": health.database, "index": health.index}
         if workers is not None:
             up, total = workers()
             ready = ready and up >= total

@@ -97,18 +97,17 @@ def history(
         after=after,
     )
     links = []
-    for rel, header, param, other in (
-        ("prev", "X-Prev-Cursor", "before", "after"),
-        ("next", "X-Next-Cursor", "after", "before"),
+    for rel, cursor, header, param, other in (
+        ("prev", out.prev_cursor, "X-Prev-Cursor", "before", "after"),
+        ("next", out.next_cursor, "X-Next-Cursor", "after", "before"),
     ):
-        cursor = out.get(f"{rel}_cursor")
         if cursor is not None:
             response.headers[header] = str(cursor)
             url = request.url.remove_query_params(other).include_query_params(**{param: cursor})
             links.append(f'<{url}>; rel="{rel}"')
     if links:
         response.headers["Link"] = ", ".join(links)
-    return out["events"]
+    return out.events
 
 
 @router.get(

@@ -128,11 +128,11 @@ def proposal_list(
         newest_first=order == QueueOrder.NEWEST,
     )
     out = svc.proposal_page(caller, repo, status, queue)
-    nxt = out.get("next_cursor")
+    nxt = out.next_cursor
     if nxt:
         response.headers["X-Next-Cursor"] = nxt
         response.headers["Link"] = f'<{request.url.include_query_params(cursor=nxt)}>; rel="next"'
-    return out["proposals"]
+    return out.proposals
 
 
 @router.get(

@@ -42,6 +42,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from edge import tracing
+from service.app import MemoryService
 from service.authz import Caller
 
 access_log = logging.getLogger("ameide.access")
@@ -53,13 +54,13 @@ MAX_SNIFFED_BODY = 65536
 class _ServiceCollector(Collector):
     """Gauges read from the service when Prometheus scrapes."""
 
-    def __init__(self, service: Any) -> None:
+    def __init__(self, service: MemoryService) -> None:
         self._service = service
 
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("ameide_database_up", "1 when the database answered the scrape")
         try:
-            status = self._service.health()["index"]
+            status = self._service.health().index
         except Exception:  # a scrape must not fail because the database is down
             log.warning("metrics: the database did not answer", exc_info=True)
             up.add_metric([], 0)
@@ -83,14 +84,14 @@ class _ServiceCollector(Collector):
 class _QueueCollector(Collector):
     """The proposal queue as one caller may count it (built for one scrape)."""
 
-    def __init__(self, service: Any, caller: Caller, *, repository_labels: bool) -> None:
+    def __init__(self, service: MemoryService, caller: Caller, *, repository_labels: bool) -> None:
         self._service = service
         self._caller = caller
         self._repository_labels = repository_labels
 
     def collect(self) -> Iterator[Metric]:
         try:
-            counts = self._service.open_proposal_counts(self._caller)
+            counts = self._service.open_proposal_counts(self._caller).root
         except Exception:  # ameide_database_up says why; the scrape still answers
             log.warning("metrics: the proposal queue could not be counted", exc_info=True)
             return
@@ -114,7 +115,7 @@ class _QueueCollector(Collector):
 class Metrics:
     """Request counters and latency histograms, plus the service's gauges."""
 
-    def __init__(self, service: Any, *, repository_labels: bool = False) -> None:
+    def __init__(self, service: MemoryService, *, repository_labels: bool = False) -> None:
         self._service = service
         self._repository_labels = repository_labels
         self.registry = CollectorRegistry()

@@ -23,6 +23,8 @@ from domain.permissions import (
 )
 from domain.repository import Repository
 from domain.values import Classification, RepoRef, new_id, parse_scope, validate_principal
+from service import results as r
+from service import results_ops as ro
 from service.authz import Caller, Permission
 from service.core import UnitOfWork, repo_key
 from service.kernel import Kernel
@@ -68,13 +70,15 @@ class Admin:
                     clearance=level.value,
                 )
 
-    def bootstrap_admin(self, principal: str) -> dict[str, Any]:
+    def bootstrap_admin(self, principal: str) -> ro.AdminBootstrapped:
         """Grant global admin to the first administrator (``ameide init --admin``); idempotent."""
         validate_principal(principal)
         with self.k.uow() as uow:
             admins = [g for g in uow.store.grants_on("*") if g.role == Role.ADMIN.value]
             if any(g.principal_id == principal for g in admins):
-                return {"principal_id": principal, "role": "admin", "scope": "*", "created": False}
+                return ro.AdminBootstrapped(
+                    principal_id=principal, role="admin", scope="*", created=False
+                )
             if admins:
                 raise PermissionDenied("an administrator already exists; ask them for a grant")
             self._write_grant(
@@ -86,9 +90,9 @@ class Admin:
                 Classification.RESTRICTED,
             )
             uow.commit()
-        return {"principal_id": principal, "role": "admin", "scope": "*", "created": True}
+        return ro.AdminBootstrapped(principal_id=principal, role="admin", scope="*", created=True)
 
-    def create_repository(self, caller: Caller, repo: str) -> dict[str, Any]:
+    def create_repository(self, caller: Caller, repo: str) -> r.Repository:
         """Create ``tenant/org/repo`` (admin of the organization, tenant or everything)."""
         ref = RepoRef.parse(repo)
         with self.k.uow() as uow:
@@ -105,12 +109,12 @@ class Admin:
                 uow, caller, ref.key, "repository.created", at, payload={"repository": ref.key}
             )
             uow.commit()
-        return {
-            "repository_id": ref.key,
-            "tenant_id": ref.tenant_id,
-            "organization_id": ref.organization_id,
-            "created_at": iso(at),
-        }
+        return r.Repository(
+            repository_id=ref.key,
+            tenant_id=ref.tenant_id,
+            organization_id=ref.organization_id,
+            created_at=iso(at),
+        )
 
     def grant(
         self,
@@ -120,7 +124,7 @@ class Admin:
         scope: str,
         clearance: str | None = None,
         on_behalf_of: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> r.GrantMade:
         """Grant a role with a clearance on a scope (admin of that scope); or, with the role
         ``delegate``, let ``principal`` act on behalf of ``on_behalf_of`` there."""
         validate_principal(principal)
@@ -141,13 +145,13 @@ class Admin:
             self._require_within_own(caller, perm, role_, level, scope)
             at = self._write_grant(uow, caller, principal, role_, scope, level)
             uow.commit()
-        return {
-            "principal_id": principal,
-            "role": role_.value,
-            "scope": scope,
-            "clearance": level.value,
-            "granted_at": iso(at),
-        }
+        return r.GrantMade(
+            principal_id=principal,
+            role=role_.value,
+            scope=scope,
+            clearance=level.value,
+            granted_at=iso(at),
+        )
 
     def _write_grant(
         self,
@@ -187,7 +191,7 @@ class Admin:
         role: str,
         scope: str,
         on_behalf_of: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> r.GrantRevoked:
         """Remove a grant (admin of the scope, who could have made it: the same clearance rule
         as granting); with the role ``delegate``, a delegation."""
         validate_principal(principal)
@@ -224,9 +228,9 @@ class Admin:
                 payload={"principal_id": principal, "role": role_.value, "scope": scope},
             )
             uow.commit()
-        return {"principal_id": principal, "role": role_.value, "scope": scope, "revoked": True}
+        return r.GrantRevoked(principal_id=principal, role=role_.value, scope=scope, revoked=True)
 
-    def list_grants(self, caller: Caller, scope: str) -> list[dict[str, Any]]:
+    def list_grants(self, caller: Caller, scope: str) -> list[r.GrantRow]:
         """Grants and delegations made on a scope (admin of that scope)."""
         scope = parse_scope(scope)
         with self.k.uow(readonly=True) as uow:
@@ -243,7 +247,10 @@ class Admin:
                 }
                 for g in uow.store.grants_on(scope)
             ]
-            return grants + [delegation_row(d) for d in uow.store.delegations_on(scope)]
+            return [
+                r.GrantRow.model_validate(row)
+                for row in grants + [delegation_row(d) for d in uow.store.delegations_on(scope)]
+            ]
 
     # -- delegations: who may act for whom ---------------------------------------------------
     def _may_delegate(
@@ -262,7 +269,7 @@ class Admin:
 
     def delegate(
         self, caller: Caller, principal: str, on_behalf_of: str, scope: str
-    ) -> dict[str, Any]:
+    ) -> r.GrantMade:
         """Let ``principal`` act on behalf of ``on_behalf_of`` (a principal, ``user:*`` or
         ``*``) on ``scope``: an admin of the scope, or the one acted for itself, may."""
         validate_principal(principal)
@@ -275,14 +282,14 @@ class Admin:
             if uow.store.insert_delegation(d):
                 self._delegation_event(uow, caller, "delegation.added", d)
             uow.commit()
-        return {
-            "principal_id": principal,
-            "role": DELEGATE,
-            "scope": scope,
-            "clearance": None,
-            "on_behalf_of": subject,
-            "granted_at": iso(at),
-        }
+        return r.GrantMade(
+            principal_id=principal,
+            role=DELEGATE,
+            scope=scope,
+            clearance=None,
+            on_behalf_of=subject,
+            granted_at=iso(at),
+        )
 
     def _delegation_event(
         self, uow: UnitOfWork, caller: Caller, event_type: str, d: DelegationRecord
@@ -302,7 +309,7 @@ class Admin:
 
     def undelegate(
         self, caller: Caller, principal: str, on_behalf_of: str, scope: str
-    ) -> dict[str, Any]:
+    ) -> r.GrantRevoked:
         """Remove a delegation (an admin of the scope, the one acted for, or its holder)."""
         validate_principal(principal)
         subject = validate_subject(on_behalf_of, "on_behalf_of")
@@ -316,28 +323,24 @@ class Admin:
             d = DelegationRecord("", principal, subject, scope, at, caller.principal_id)
             self._delegation_event(uow, caller, "delegation.revoked", d)
             uow.commit()
-        return {
-            "principal_id": principal,
-            "role": DELEGATE,
-            "scope": scope,
-            "on_behalf_of": subject,
-            "revoked": True,
-        }
+        return r.GrantRevoked(
+            principal_id=principal, role=DELEGATE, scope=scope, on_behalf_of=subject, revoked=True
+        )
 
     # -- bearer tokens: the TokenRegistry collaborator does the work -----------------------
-    def create_token(self, caller: Caller, principal: str) -> dict[str, Any]:
+    def create_token(self, caller: Caller, principal: str) -> r.TokenMade:
         """Mint a bearer token for yourself, or for anyone as a global admin; shown once."""
-        return self._tokens.create(caller, principal)
+        return r.TokenMade.model_validate(self._tokens.create(caller, principal))
 
-    def revoke_token(self, caller: Caller, token_id: str) -> dict[str, Any]:
+    def revoke_token(self, caller: Caller, token_id: str) -> r.TokenRevoked:
         """Revoke a token and every token minted from it (its owner or a global admin)."""
-        return self._tokens.revoke(caller, token_id)
+        return r.TokenRevoked.model_validate(self._tokens.revoke(caller, token_id))
 
     def authenticate(self, secret: str) -> str:
         """The principal of a valid, unrevoked bearer token."""
         return self._tokens.authenticate(secret).principal_id
 
-    def set_legal_hold(self, caller: Caller, repo: str, held: bool) -> dict[str, Any]:
+    def set_legal_hold(self, caller: Caller, repo: str, held: bool) -> r.LegalHold:
         """Place or release a legal hold (admin)."""
         key = repo_key(repo)
         if not isinstance(held, bool):
@@ -350,7 +353,7 @@ class Admin:
                 uow, caller, key, "legal_hold.set" if held else "legal_hold.released", at
             )
             uow.commit()
-        return {"repository_id": key, "legal_hold": held, "changed_at": iso(at)}
+        return r.LegalHold(repository_id=key, legal_hold=held, changed_at=iso(at))
 
 
 def _is_delegate(role: str) -> bool:

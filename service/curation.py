@@ -30,6 +30,8 @@ from domain.values import (
     validate_text,
     validate_type_key,
 )
+from service import results as r
+from service import results_ops as ro
 from service.authz import Caller, Permission
 from service.core import UnitOfWork, existing, head_version, repo_key, stored_element
 from service.kernel import Kernel
@@ -70,7 +72,7 @@ class Curation:
         type_key: str = "ameide:doc",
         element_kind: str = "DOCUMENT",
         classification: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> r.Proposal:
         """Open a proposal (UPDATE pinned to a target version, or CREATE); idempotent with
         ``client_request_id`` — a repeat returns the original with ``replay: true``."""
         key = repo_key(repo)
@@ -89,7 +91,7 @@ class Curation:
             perm = self.k.gate.repository(uow, caller, key, Action.PROPOSE)
             replay = self._replay(uow, key, caller, client_request_id, fingerprint)
             if replay is not None:
-                return replay
+                return r.Proposal.model_validate(replay)
             at = self.k.clock.now()
             _check_baseline(uow, key, sel)
             create_spec = None
@@ -111,7 +113,7 @@ class Curation:
                 )
             view = self.book.view(uow, p)
             uow.commit()
-        return {**view, "replay": False}
+        return r.Proposal.model_validate({**view, "replay": False})
 
     def _replay(
         self,
@@ -180,14 +182,14 @@ class Curation:
         )
         return p, target.classification, title_
 
-    def proposal_show(self, caller: Caller, proposal_id: str) -> dict[str, Any]:
+    def proposal_show(self, caller: Caller, proposal_id: str) -> r.Proposal:
         """A proposal with staleness, current head, selected version and the diff vs target."""
         with self.k.uow(readonly=True) as uow:
             p, _ = self.book.load(uow, caller, proposal_id)
             view = self.book.view(uow, p)
             self.k.audit.log_read(uow, caller, "proposal.show", p.repo_key, proposal_id=proposal_id)
             uow.commit()
-        return view
+        return r.Proposal.model_validate(view)
 
     def proposal_list(
         self,
@@ -195,10 +197,13 @@ class Curation:
         repo: str,
         status: str | None = None,
         queue: QueueFilter | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[r.Proposal]:
         """The queue: all proposals for curators and auditors, one's own for agents; narrowed,
         ordered and paged by ``queue`` (oldest first by default)."""
-        return self._queue(caller, repo, status, (queue or QueueFilter()).checked())
+        return [
+            r.Proposal.model_validate(row)
+            for row in self._queue(caller, repo, status, (queue or QueueFilter()).checked())
+        ]
 
     def _queue(
         self, caller: Caller, repo: str, status: str | None, wanted: QueueFilter
@@ -233,18 +238,22 @@ class Curation:
         repo: str,
         status: str | None = None,
         queue: QueueFilter | None = None,
-    ) -> dict[str, Any]:
+    ) -> ro.ProposalPage:
         """One page of the queue (:meth:`proposal_list`) and ``next_cursor``: the cursor that
         continues after it, absent on the last page. The order is stable (opened at, then id),
         so a walk from cursor to cursor sees every proposal once, new ones at its end."""
         wanted = (queue or QueueFilter()).checked()
         if wanted.limit is None:
-            return {"proposals": self._queue(caller, repo, status, wanted)}
+            return ro.ProposalPage.model_validate(
+                {"proposals": self._queue(caller, repo, status, wanted)}
+            )
         probe = replace(wanted, limit=wanted.limit + 1)  # one more: is there a next page?
         rows = self._queue(caller, repo, status, probe)
         page = rows[: wanted.limit]
         more = len(rows) > wanted.limit
-        return {"proposals": page, "next_cursor": page[-1]["proposal_id"] if more else None}
+        return ro.ProposalPage.model_validate(
+            {"proposals": page, "next_cursor": page[-1]["proposal_id"] if more else None}
+        )
 
     def revise(
         self,
@@ -254,7 +263,7 @@ class Curation:
         summary: str | None = None,
         title: str | None = None,
         expected_version_id: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> r.Proposal:
         """Replace the body of an OPEN proposal (its proposer or a curator); audited.
         ``expected_version_id``: the proposal version the reviser started from — CONFLICT if
         the body moved on since, so one revision never silently overwrites another."""
@@ -301,7 +310,7 @@ class Curation:
             )
             view = self.book.view(uow, p)
             uow.commit()
-        return view
+        return r.Proposal.model_validate(view)
 
 
 _change_kind = change_kind  # ``propose``'s keyword shadows the parser

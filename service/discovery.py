@@ -8,6 +8,8 @@ from typing import Any
 
 from domain.errors import InvalidArgument
 from domain.permissions import Action
+from service import results_discovery as rd
+from service import results_ops as ro
 from service.authz import Caller, Permission
 from service.core import existing, repo_key
 from service.kernel import Kernel
@@ -23,7 +25,7 @@ class Discovery:
     def __init__(self, k: Kernel) -> None:
         self.k = k
 
-    def whoami(self, caller: Caller) -> dict[str, Any]:
+    def whoami(self, caller: Caller) -> rd.Whoami:
         """The caller as the service sees it: principal, on-behalf-of, purpose, its own grants
         (role, scope, clearance) and whether it is a global admin."""
         self.k.gate.check_caller(caller)
@@ -31,23 +33,29 @@ class Discovery:
             grants = uow.store.grants_for([caller.principal_id])
             delegations = uow.store.delegations_of(caller.principal_id)
             admin = self.k.gate.permission(uow, caller, "*").can(Action.ADMIN)
-        return {
-            "principal_id": caller.principal_id,
-            "on_behalf_of": caller.on_behalf_of,
-            "purpose": caller.purpose,
-            "claimed_roles": list(caller.roles),
-            "global_admin": admin,
-            "grants": [
-                {"role": g.role, "scope": g.scope_key, "clearance": g.clearance}
-                for g in sorted(grants, key=lambda g: (g.scope_key, g.role))
-            ],
-            "delegations": [
-                {"on_behalf_of": d.on_behalf_of, "scope": d.scope_key, "created_by": d.created_by}
-                for d in delegations
-            ],
-        }
+        return rd.Whoami.model_validate(
+            {
+                "principal_id": caller.principal_id,
+                "on_behalf_of": caller.on_behalf_of,
+                "purpose": caller.purpose,
+                "claimed_roles": list(caller.roles),
+                "global_admin": admin,
+                "grants": [
+                    {"role": g.role, "scope": g.scope_key, "clearance": g.clearance}
+                    for g in sorted(grants, key=lambda g: (g.scope_key, g.role))
+                ],
+                "delegations": [
+                    {
+                        "on_behalf_of": d.on_behalf_of,
+                        "scope": d.scope_key,
+                        "created_by": d.created_by,
+                    }
+                    for d in delegations
+                ],
+            }
+        )
 
-    def list_repositories(self, caller: Caller) -> list[dict[str, Any]]:
+    def list_repositories(self, caller: Caller) -> list[rd.ReadableRepository]:
         """The repositories the caller may read, with what it may do there and up to which
         classification it reads, and whether a legal hold is on."""
         with self.k.uow(readonly=True) as uow:
@@ -58,19 +66,19 @@ class Discovery:
                 if repo is None:
                     continue
                 out.append(_repository_view(key, perm, repo.legal_hold))
-        return out
+        return [rd.ReadableRepository.model_validate(row) for row in out]
 
-    def hold_status(self, caller: Caller, repo: str) -> dict[str, Any]:
+    def hold_status(self, caller: Caller, repo: str) -> ro.HoldStatus:
         """Whether a legal hold is on the repository (anyone who may read there may ask)."""
         key = repo_key(repo)
         with self.k.uow(readonly=True) as uow:
             self.k.gate.repository(uow, caller, key, Action.READ)
             held = existing(uow.store.get_repository(key)).legal_hold
-        return {"repository_id": key, "legal_hold": held}
+        return ro.HoldStatus(repository_id=key, legal_hold=held)
 
     def list_elements(
         self, caller: Caller, repo: str, *, limit: int = 50, cursor: str | None = None
-    ) -> dict[str, Any]:
+    ) -> rd.ElementPage:
         """A page of the repository's canonical pages and evidence the caller may read, in id
         order: id, title, kind, type, trust, classification, head, retired; ``next_cursor``
         continues (``None`` on the last page)."""
@@ -85,11 +93,13 @@ class Discovery:
             self.k.audit.log_read(uow, caller, "element.list", key, cursor=cursor)
             uow.commit()
         page = rows[:limit]
-        return {
-            "repository_id": key,
-            "elements": [_element_row(r) for r in page],
-            "next_cursor": page[-1]["element_id"] if len(rows) > limit else None,
-        }
+        return rd.ElementPage.model_validate(
+            {
+                "repository_id": key,
+                "elements": [_element_row(r) for r in page],
+                "next_cursor": page[-1]["element_id"] if len(rows) > limit else None,
+            }
+        )
 
 
 def _repository_view(key: str, perm: Permission, legal_hold: bool) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from service.core import UnitOfWork, existing, repo_key
 from service.curation import Curation
 from service.kernel import Kernel
 from service.read_selection import access_levels
+from service.results import Proposal
 from service.results_drift import DriftEntry, DriftList, DriftReviewed, EvidenceSide
 from service.views import iso
 
@@ -214,7 +215,7 @@ class Drift:
         *,
         body: str | None = None,
         summary: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Proposal:
         """Open an UPDATE proposal on a drifted page, pinned to its head, whose summary and
         metadata cite the evidence's new version; ``body`` is the new page body (default: the
         current one, to revise once the evidence is read)."""

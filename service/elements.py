@@ -25,6 +25,7 @@ from domain.values import (
     validate_text,
     validate_type_key,
 )
+from service import results as r
 from service.authz import Caller
 from service.core import existing, repo_key
 from service.kernel import Kernel
@@ -51,7 +52,7 @@ class Elements:
         element_kind: str = "DOCUMENT",
         classification: str | None = None,
         metadata: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> r.ElementWithVersion:
         """A curator creates a canonical element directly (version 1 = head)."""
         key = repo_key(repo)
         title = validate_text(title, "title", MAX_TITLE_CHARS)
@@ -82,7 +83,9 @@ class Elements:
                 uow, caller, el, title=title, body=body, metadata=metadata, at=at
             )
             uow.commit()
-        return {"element": element_view(el), "version": version_view(v1, with_body=False)}
+        return r.ElementWithVersion.model_validate(
+            {"element": element_view(el), "version": version_view(v1, with_body=False)}
+        )
 
     def get_element(
         self,
@@ -90,7 +93,7 @@ class Elements:
         element_id: str,
         version_id: str | None = None,
         as_of: datetime | None = None,
-    ) -> dict[str, Any]:
+    ) -> r.ElementWithVersion:
         """An element with one version: the head, a given version, or the head as of an instant."""
         validate_instant(as_of, "as_of")
         with self.k.uow(readonly=True) as uow:
@@ -124,9 +127,9 @@ class Elements:
         if as_of is not None:
             view["retired_at_as_of"] = bool(el.retired_at and el.retired_at <= as_of)
         shown = {**version_view(v), "parent_version_id": parent} if v else None
-        return {"element": view, "version": shown}
+        return r.ElementWithVersion.model_validate({"element": view, "version": shown})
 
-    def element_history(self, caller: Caller, element_id: str) -> dict[str, Any]:
+    def element_history(self, caller: Caller, element_id: str) -> r.ElementHistory:
         """Every version of an element, oldest first (bodies omitted)."""
         with self.k.uow(readonly=True) as uow:
             el, perm = self.k.gate.element(uow, caller, element_id)
@@ -140,22 +143,24 @@ class Elements:
             )
             uow.commit()
         shown = {v.version_id for v in versions}  # a parent above clearance is not named
-        return {
-            "element": element_view(el),
-            "versions": [
-                {
-                    **version_view(v, with_body=False),
-                    "parent_version_id": v.parent_version_id
-                    if v.parent_version_id in shown
-                    else None,
-                }
-                for v in versions
-            ],
-        }
+        return r.ElementHistory.model_validate(
+            {
+                "element": element_view(el),
+                "versions": [
+                    {
+                        **version_view(v, with_body=False),
+                        "parent_version_id": v.parent_version_id
+                        if v.parent_version_id in shown
+                        else None,
+                    }
+                    for v in versions
+                ],
+            }
+        )
 
     def retire_element(
         self, caller: Caller, element_id: str, reason: str | None = None
-    ) -> dict[str, Any]:
+    ) -> r.RetiredElement:
         """Retire an element (curator); blocked by legal hold."""
         with self.k.uow() as uow:
             el, _ = self.k.gate.element(uow, caller, element_id, Action.CURATE)
@@ -175,7 +180,7 @@ class Elements:
                 },
             )
             uow.commit()
-        return {"element": element_view(el)}
+        return r.RetiredElement.model_validate({"element": element_view(el)})
 
     def add_relationship(
         self,
@@ -186,7 +191,7 @@ class Elements:
         kind: str,
         type_key: str,
         metadata: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> r.Relationship:
         """Append a relationship between two elements of one repository (curator)."""
         rel_kind = _relationship_kind(kind)
         validate_type_key(type_key)
@@ -216,9 +221,9 @@ class Elements:
             )
             self.writer.relationship(uow, caller, rel)
             uow.commit()
-        return relationship_view(rel)
+        return r.Relationship.model_validate(relationship_view(rel))
 
-    def retire_relationship(self, caller: Caller, relationship_id: str) -> dict[str, Any]:
+    def retire_relationship(self, caller: Caller, relationship_id: str) -> r.Relationship:
         """Retire a relationship (it stays visible to earlier ``as_of`` reads)."""
         validate_id(relationship_id, "rel", "relationship")
         with self.k.uow() as uow:
@@ -243,11 +248,11 @@ class Elements:
             )
             uow.commit()
             rel = uow.store.get_relationship(relationship_id) or rel
-        return relationship_view(rel)
+        return r.Relationship.model_validate(relationship_view(rel))
 
     def list_relationships(
         self, caller: Caller, element_id: str, as_of: datetime | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[r.Relationship]:
         """Relationships of an element whose other end the caller may also read."""
         validate_instant(as_of, "as_of")
         with self.k.uow(readonly=True) as uow:
@@ -267,7 +272,7 @@ class Elements:
                 uow, caller, "relationship.list", el.repo_key, element_id=element_id
             )
             uow.commit()
-        return out
+        return [r.Relationship.model_validate(row) for row in out]
 
 
 def _relationship_kind(value: str) -> RelationshipKind:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from domain.erasure import ERASED_QUERY, erased_note, redact_stored_context
 from domain.errors import LegalHoldActive, PermissionDenied
@@ -37,6 +36,7 @@ from domain.model import Element, ElementVersion, version_classification
 from domain.permissions import Action
 from domain.values import MAX_RATIONALE_CHARS, validate_text
 from ingest.source import is_git_url
+from service import results as r
 from service.authz import Caller
 from service.core import UnitOfWork, existing
 from service.erasure_reach import Within, reach
@@ -50,7 +50,7 @@ class Erasure:
     def __init__(self, k: Kernel) -> None:
         self.k = k
 
-    def erase_version(self, caller: Caller, version_id: str, reason: str) -> dict[str, Any]:
+    def erase_version(self, caller: Caller, version_id: str, reason: str) -> r.Version:
         """Compliance erasure (admin): the version and every same-content copy in its repository
         become tombstones, and stored contexts that showed them keep ids and citations but not
         the text. Refused under legal hold, or when the version is erased already."""
@@ -102,7 +102,7 @@ class Erasure:
             uow.commit()
         view = version_view(tomb)
         view["erasure"] = {**view["erasure"], **report}
-        return view
+        return r.Version.model_validate(view)
 
     def _authorize(
         self, uow: UnitOfWork, caller: Caller, version_id: str

@@ -27,6 +27,7 @@ from projection.eval_metrics import (
     mean_metrics,
     parse_dataset,
 )
+from service import results_ops as ro
 from service.authz import Caller
 from service.core import repo_key
 from service.kernel import Kernel
@@ -61,7 +62,7 @@ class Evaluation:
         k: int = 10,
         selector: str = "published",
         include_per_query: bool = False,
-    ) -> dict[str, Any]:
+    ) -> ro.Evaluation:
         """Run every query of a JSONL golden set (text or lines) through the three pipelines."""
         if not 1 <= k <= MAX_K:
             raise InvalidArgument(f"k must be between 1 and {MAX_K}", field="k")
@@ -98,7 +99,7 @@ class Evaluation:
         }
         if include_per_query:
             out["per_query"] = per_query
-        return out
+        return ro.Evaluation.model_validate(out)
 
     def _request(self, key: str, q: GoldenQuery, k: int, selector: str, hops: int) -> ReadRequest:
         tenant, org, repository = key.split("/")

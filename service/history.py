@@ -17,6 +17,8 @@ from domain.audit import (
 from domain.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from domain.permissions import Action
 from domain.values import validate_id, validate_instant, validate_principal
+from service import results as r
+from service import results_ops as ro
 from service.authz import Caller
 from service.core import UnitOfWork, repo_key
 from service.event_trimming import EventTrimmer, Visibility
@@ -42,14 +44,12 @@ class History:
         element_id: str | None = None,
         actor: str | None = None,
         limit: int = 1000,
-    ) -> list[dict[str, Any]]:
+    ) -> list[r.AuditEvent]:
         """Audit events of a repository, oldest first, filtered by time, element and actor: the
         newest ``limit`` (:meth:`history_page` pages back and forth)."""
-        page = self.history_page(
+        return self.history_page(
             caller, repo, since=since, until=until, element_id=element_id, actor=actor, limit=limit
-        )
-        events: list[dict[str, Any]] = page["events"]
-        return events
+        ).events
 
     def history_page(
         self,
@@ -63,7 +63,7 @@ class History:
         limit: int = 1000,
         before: int | None = None,
         after: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> ro.HistoryPage:
         """One page of a repository's audit events, oldest first within the page, filtered by
         time, element and actor: the newest ``limit``, or the newest ``limit`` before the event
         at chain position ``before``, or the oldest ``limit`` after the one at ``after`` (and
@@ -101,11 +101,11 @@ class History:
                 after=after,
             )
             uow.commit()
-        return _history_window(views, limit, before, after)
+        return ro.HistoryPage.model_validate(_history_window(views, limit, before, after))
 
     def verify_audit(
         self, caller: Caller, repo: str | None, checkpoint: Checkpoint | None = None
-    ) -> dict[str, Any]:
+    ) -> r.AuditVerdict:
         """Check a repository's hash chain — or, with ``repo=None``, the global chain (grants on
         organizations, tenants and everything; tokens) — and name the first broken event.
 
@@ -126,15 +126,17 @@ class History:
             if verdict.ok:
                 verdict = check_extends(events, checkpoint)
             out["checkpoint"] = {"length": checkpoint.length, "head_hash": checkpoint.head_hash}
-        return {
-            **out,
-            "ok": verdict.ok,
-            "events_checked": verdict.events_checked,
-            "first_broken_event_id": verdict.first_broken_event_id,
-            "reason": verdict.reason,
-        }
+        return r.AuditVerdict.model_validate(
+            {
+                **out,
+                "ok": verdict.ok,
+                "events_checked": verdict.events_checked,
+                "first_broken_event_id": verdict.first_broken_event_id,
+                "reason": verdict.reason,
+            }
+        )
 
-    def audit_checkpoint(self, caller: Caller, repo: str | None) -> dict[str, Any]:
+    def audit_checkpoint(self, caller: Caller, repo: str | None) -> ro.AuditCheckpoint:
         """The chain's length and head hash now, to keep outside the database and verify against
         later; refused while the chain does not verify."""
         with self.k.uow(readonly=True) as uow:
@@ -147,13 +149,13 @@ class History:
                 f"the audit chain of {key} does not verify ({verdict.reason}); "
                 "a checkpoint of it would vouch for the damage"
             )
-        return {
-            "repository_id": None if repo is None else key,
-            "chain": key,
-            "length": head[0],
-            "head_hash": head[1],
-            "taken_at": iso(self.k.clock.now()),
-        }
+        return ro.AuditCheckpoint(
+            repository_id=None if repo is None else key,
+            chain=key,
+            length=head[0],
+            head_hash=head[1],
+            taken_at=iso(self.k.clock.now()),
+        )
 
     def _auditable_chain(self, uow: UnitOfWork, caller: Caller, repo: str | None) -> str:
         """The chain key of ``repo`` (or the global chain), for an auditor or admin."""
@@ -169,7 +171,7 @@ class History:
             raise PermissionDenied(f"{caller.principal_id} may not verify the audit log")
         return key
 
-    def access_log(self, caller: Caller, repo: str, limit: int = 1000) -> list[dict[str, Any]]:
+    def access_log(self, caller: Caller, repo: str, limit: int = 1000) -> list[r.AccessRow]:
         """Who read what, on behalf of whom and why (auditors), newest first.
 
         Trimmed like :meth:`history`: a read of content above the auditor's clearance keeps
@@ -183,17 +185,20 @@ class History:
             rows = uow.store.access_log(key, limit)
             trimmer = EventTrimmer(Visibility(self.k.gate, uow, caller), key)
             return [
-                {
-                    "access_id": r["access_id"],
-                    "at": iso(r["at"]),
-                    "principal_id": r["principal_id"],
-                    "on_behalf_of": r["on_behalf_of"],
-                    "purpose": r["purpose"],
-                    "operation": r["operation"],
-                    "repository_id": r["repo_key"],
-                    "subject": trimmer.subject(r["subject"]),
-                }
-                for r in rows
+                r.AccessRow.model_validate(row)
+                for row in [
+                    {
+                        "access_id": r["access_id"],
+                        "at": iso(r["at"]),
+                        "principal_id": r["principal_id"],
+                        "on_behalf_of": r["on_behalf_of"],
+                        "purpose": r["purpose"],
+                        "operation": r["operation"],
+                        "repository_id": r["repo_key"],
+                        "subject": trimmer.subject(r["subject"]),
+                    }
+                    for r in rows
+                ]
             ]
 
 

@@ -10,6 +10,8 @@ from domain.model import ProposalStatus
 from domain.permissions import Action
 from domain.values import Classification
 from projection.keyword_index import KeywordIndex
+from service import results as r
+from service import results_ops as ro
 from service.authz import Caller, Permission
 from service.background import BackgroundUpkeep
 from service.event_trimming import Visibility
@@ -41,7 +43,7 @@ class IndexAdmin:
 
     def index_status(
         self, caller: Caller, *, catch_up: bool = True, background: bool = False
-    ) -> dict[str, Any]:
+    ) -> r.IndexStatus:
         """The index's lag and consistency; then apply what was pending.
 
         Writes return before the background upkeep applies them, so a live home lags a little:
@@ -65,10 +67,11 @@ class IndexAdmin:
         engine = getattr(indexer.index, "engine", None)  # the configured engine's name
         lag = {"entries": before["pending"], "positions": before["positions_behind"],
                "oldest_age_seconds": before["oldest_pending_age_seconds"]}  # fmt: skip
-        return {**after, "engine": engine, "pending_before": before["pending"], "lag_before": lag,
-                "applied": applied, "semantic": semantic}  # fmt: skip
+        status = {**after, "engine": engine, "pending_before": before["pending"], "lag_before": lag,
+                  "applied": applied, "semantic": semantic}  # fmt: skip
+        return r.IndexStatus.model_validate(status)
 
-    def embedding_build(self, caller: Caller, progress: Any = None) -> dict[str, Any]:
+    def embedding_build(self, caller: Caller, progress: Any = None) -> ro.EmbeddingBuild:
         """Embed every version not embedded yet, now, in the foreground (the background upkeep
         does the same after writes while a server runs); global admin."""
         self._require_global_admin(caller)
@@ -80,16 +83,20 @@ class IndexAdmin:
             )
         before = self.semantic.status()
         applied = self.semantic.build(progress)
-        return {**self.semantic.status(), "pending_before": before["pending"], "applied": applied}
+        return ro.EmbeddingBuild.model_validate(
+            {**self.semantic.status(), "pending_before": before["pending"], "applied": applied}
+        )
 
-    def index_rebuild(self, caller: Caller, progress: Any = None) -> dict[str, Any]:
+    def index_rebuild(self, caller: Caller, progress: Any = None) -> r.IndexStatus:
         """Recompute the keyword index and the chunk rows from the database."""
         self._require_global_admin(caller)
         indexer = self._indexer()
         result = indexer.rebuild(progress)
-        return {**result, **indexer.status(), "engine": getattr(indexer.index, "engine", None)}
+        return r.IndexStatus.model_validate(
+            {**result, **indexer.status(), "engine": getattr(indexer.index, "engine", None)}
+        )
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> ro.Health:
         """Caller-free readiness: the database answers and the index is on disk and can catch up
         from the outbox (an index deleted underneath the process, or offline longer than the
         outbox keeps rows, is not ready until the next catch-up rebuilds it; see
@@ -102,11 +109,11 @@ class IndexAdmin:
         try:
             index = self.indexer.status() if self.indexer is not None else None
         except Exception as exc:  # any driver error means "not reachable"
-            return {"ready": False, "database": type(exc).__name__, "index": None}
+            return ro.Health(ready=False, database=type(exc).__name__, index=None)
         ready = index is None or (index["on_disk"] and not index["behind_pruning"])
-        return {"ready": ready, "database": "ok", "index": index}
+        return ro.Health(ready=ready, database="ok", index=index)
 
-    def open_proposal_counts(self, caller: Caller) -> dict[str, int]:
+    def open_proposal_counts(self, caller: Caller) -> ro.OpenProposalCounts:
         """Queue sizes for metrics: OPEN proposals per repository, counting only the proposals
         ``caller`` may read (``Gate.sees``, as every read): all of them where it curates or
         audits cleared for ``restricted`` — everywhere, for a global admin — its own as an
@@ -128,7 +135,7 @@ class IndexAdmin:
                     n = sum(1 for p in open_ if vis.proposal(p.proposal_id))
                 if n:
                     counts[repo] = n
-            return counts
+            return ro.OpenProposalCounts.model_validate(counts)
 
     def _indexer(self) -> IndexMaintainer[KeywordIndex]:
         if self.indexer is None:

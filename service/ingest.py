@@ -29,6 +29,7 @@ from domain.errors import FailedPrecondition, InvalidArgument, NotFound, Permiss
 from domain.permissions import Action
 from domain.values import Classification
 from ingest.source import BacklogSource, BacklogSourceFactory, SourceError
+from service import results_ops as ro
 from service.authz import Caller
 from service.classification import above_clearance
 from service.core import repo_key
@@ -81,7 +82,7 @@ class Ingest:
         dry_run: bool = False,
         allow_mass_retire: bool = False,
         credential: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ro.IngestReport:
         """Mirror the markdown files of ``source`` at ``ref`` into ``repo``; returns the report.
 
         ``routing`` is a rule file's YAML text (the caller reads the file; ``routing_name`` names
@@ -124,7 +125,7 @@ class Ingest:
         report["timings"] = {name: round(value, 3) for name, value in timings.items()}
         if not noop:
             report["run"] = self._record_run(run, key, ref, report)
-        return report
+        return ro.IngestReport.model_validate(report)
 
     def _prepare_run(
         self,
@@ -232,7 +233,7 @@ class Ingest:
         return count
 
     # -- status and explain --------------------------------------------------------------
-    def ingest_status(self, caller: Caller, repo: str) -> dict[str, Any]:
+    def ingest_status(self, caller: Caller, repo: str) -> ro.IngestStatus:
         """The last run of every source ingested into ``repo`` (readers and ingestors); the
         last reports' totals only for callers cleared for ``restricted``."""
         key = repo_key(repo)
@@ -246,7 +247,7 @@ class Ingest:
             sources = [ingest_source_view(r, vis, key) for r in rows]
             self.k.audit.log_read(uow, caller, "ingest.status", key)
             uow.commit()
-        return {"repository": key, "sources": sources}
+        return ro.IngestStatus(repository=key, sources=sources)
 
     def routing_explain(
         self,
@@ -257,7 +258,7 @@ class Ingest:
         *,
         repo: str | None = None,
         routing_name: str = "routing.yaml",
-    ) -> dict[str, Any]:
+    ) -> ro.RoutingExplanation:
         """Which routing rule decides a file, and why, rule by rule (reads no stored state).
 
         ``routing`` is the rule file's YAML text, as for :meth:`ingest_backlog`."""
@@ -267,13 +268,14 @@ class Ingest:
         if caller is not None:
             self.k.gate.check_caller(caller)
         key = repo_key(repo) if repo else None
-        return explain.explain_routing(
+        explained = explain.explain_routing(
             _routing_config(routing, routing_name) or routing_model.RoutingConfig(),
             path,
             data,
             repository=RepositoryKey.parse(key) if key else None,
             max_bytes=plan.PlanOptions().max_bytes,
         )
+        return ro.RoutingExplanation.model_validate(explained)
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -307,7 +309,7 @@ def _refuse_mass_retirement(run: IngestRun, state: MirrorState) -> None:
     )
 
 
-def _dry_run_report(run: IngestRun, ref: str, glob: str, duration_s: float) -> dict[str, Any]:
+def _dry_run_report(run: IngestRun, ref: str, glob: str, duration_s: float) -> ro.IngestReport:
     """The report of a run that writes nothing: outcomes as planned (links are not
     resolved against the database, so they count 0)."""
     for action in run.actions:
@@ -315,8 +317,7 @@ def _dry_run_report(run: IngestRun, ref: str, glob: str, duration_s: float) -> d
         if outcome is not None:
             run.tally.count(outcome, action.repository)
     report = run.tally.report(run.plan, ref=ref, glob=glob, noop=False, duration_s=duration_s)
-    report["dry_run"] = True
-    return report
+    return ro.IngestReport.model_validate({**report, "dry_run": True})
 
 
 def _open_source(

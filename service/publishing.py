@@ -18,6 +18,7 @@ from domain.values import (
     validate_instant,
     validate_text,
 )
+from service import results as r
 from service.authz import Caller, Permission
 from service.core import UnitOfWork, repo_key
 from service.decisions import Decisions
@@ -53,7 +54,7 @@ class Publishing:
 
     def create_baseline(
         self, caller: Caller, repo: str, name: str | None = None, pins: dict[str, str] | None = None
-    ) -> dict[str, Any]:
+    ) -> r.Baseline:
         """Pin every canonical, non-retired element at its head, or the explicit ``pins``."""
         key = repo_key(repo)
         with self.k.uow() as uow:
@@ -87,7 +88,7 @@ class Publishing:
                 payload={"name": b.name, "pins": len(chosen), "explicit": pins is not None},
             )
             uow.commit()
-        return baseline_view(b)
+        return r.Baseline.model_validate(baseline_view(b))
 
     def _check_pins(
         self, uow: UnitOfWork, perm: Permission, key: str, pins: dict[str, str]
@@ -114,7 +115,7 @@ class Publishing:
                 raise NotFound(f"version {version_id} of element {element_id} not found")
         return dict(pins)
 
-    def baseline_show(self, caller: Caller, baseline_id: str) -> dict[str, Any]:
+    def baseline_show(self, caller: Caller, baseline_id: str) -> r.Baseline:
         """A baseline with its (trimmed) pins and whether it is the published one."""
         with self.k.uow(readonly=True) as uow:
             b, perm = self._baseline(uow, caller, baseline_id)
@@ -132,9 +133,9 @@ class Publishing:
             view["published"] = uow.store.get_pointer(b.repo_key)[0] == b.baseline_id
             self.k.audit.log_read(uow, caller, "baseline.show", b.repo_key, baseline_id=baseline_id)
             uow.commit()
-        return view
+        return r.Baseline.model_validate(view)
 
-    def list_baselines(self, caller: Caller, repo: str) -> list[dict[str, Any]]:
+    def list_baselines(self, caller: Caller, repo: str) -> list[r.BaselineRow]:
         """Baselines of a repository, newest first."""
         key = repo_key(repo)
         with self.k.uow(readonly=True) as uow:
@@ -142,17 +143,20 @@ class Publishing:
             published = uow.store.get_pointer(key)[0]
             rows = uow.store.list_baselines(key)
         return [
-            {
-                "baseline_id": r["baseline_id"],
-                "name": r["name"],
-                "created_at": iso(r["created_at"]),
-                "created_by": r["created_by"],
-                "published": r["baseline_id"] == published,
-            }
-            for r in rows
+            r.BaselineRow.model_validate(row)
+            for row in [
+                {
+                    "baseline_id": r["baseline_id"],
+                    "name": r["name"],
+                    "created_at": iso(r["created_at"]),
+                    "created_by": r["created_by"],
+                    "published": r["baseline_id"] == published,
+                }
+                for r in rows
+            ]
         ]
 
-    def baseline_diff(self, caller: Caller, baseline_a: str, baseline_b: str) -> dict[str, Any]:
+    def baseline_diff(self, caller: Caller, baseline_a: str, baseline_b: str) -> r.BaselineDiff:
         """Versions added / changed / removed from A to B, with unified body diffs."""
         with self.k.uow(readonly=True) as uow:
             a, perm_a = self._baseline(uow, caller, baseline_a)
@@ -190,7 +194,7 @@ class Publishing:
                 uow, caller, "baseline.diff", a.repo_key, a=baseline_a, b=baseline_b
             )
             uow.commit()
-        return out
+        return r.BaselineDiff.model_validate(out)
 
     def promote(
         self,
@@ -200,7 +204,7 @@ class Publishing:
         reason: str | None = None,
         expected_baseline_id: str | None = None,
         _kind: str = "PROMOTE",
-    ) -> dict[str, Any]:
+    ) -> r.PointerMove:
         """Move the published pointer (compare-and-swap); every move is recorded with a decision.
 
         ``expected_baseline_id`` makes the move conditional on what the caller saw as published.
@@ -249,7 +253,9 @@ class Publishing:
                 },
             )
             uow.commit()
-        return {**move_view(move), "decision_element_id": dec.element_id}
+        return r.PointerMove.model_validate(
+            {**move_view(move), "decision_element_id": dec.element_id}
+        )
 
     def rollback(
         self,
@@ -258,7 +264,7 @@ class Publishing:
         to: str | None = None,
         reason: str | None = None,
         expected_baseline_id: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> r.PointerMove:
         """Promote an older baseline: ``to``, or the one published before the current one;
         ``expected_baseline_id`` makes it conditional on what the caller saw as published."""
         key = repo_key(repo)
@@ -271,7 +277,7 @@ class Publishing:
             to = moves[-1].from_baseline_id
         return self.promote(caller, to, key, reason, expected_baseline_id, _kind="ROLLBACK")
 
-    def published(self, caller: Caller, repo: str, as_of: datetime | None = None) -> dict[str, Any]:
+    def published(self, caller: Caller, repo: str, as_of: datetime | None = None) -> r.Published:
         """The published baseline now, or as recorded at ``as_of``, with its move history."""
         key = repo_key(repo)
         validate_instant(as_of, "as_of")
@@ -286,9 +292,6 @@ class Publishing:
             ]
             self.k.audit.log_read(uow, caller, "pointer.resolve", key, as_of=iso(as_of))
             uow.commit()
-        return {
-            "repository_id": key,
-            "as_of": iso(as_of),
-            "baseline_id": baseline_id,
-            "moves": moves,
-        }
+        return r.Published.model_validate(
+            {"repository_id": key, "as_of": iso(as_of), "baseline_id": baseline_id, "moves": moves}
+        )

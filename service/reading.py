@@ -18,6 +18,7 @@ from domain.model import version_classification
 from domain.values import new_id, validate_id, validate_instant
 from projection import contexts
 from projection.packaging import content_chunks
+from service import results_read as rr
 from service.authz import Caller, Permission
 from service.core import UnitOfWork, existing
 from service.drift import drift_flags
@@ -80,7 +81,7 @@ class Reading:
         self.k = k
         self.pipeline = pipeline
 
-    def read_context(self, caller: Caller, request: ReadRequest | dict[str, Any]) -> dict[str, Any]:
+    def read_context(self, caller: Caller, request: ReadRequest | dict[str, Any]) -> rr.ReadContext:
         """Context for an agent (docs/product.md §4), stored under the returned ``context_id``."""
         req = parse_request(request)
         caller = self.k.gate.check_caller(effective_caller(caller, req))
@@ -88,7 +89,7 @@ class Reading:
         body = self.pipeline.run_read(caller, req)
         if req.explain:
             self._flag_drift(caller, body["items"])
-        return self._store_context(caller, req, body, "read_context")
+        return rr.ReadContext.model_validate(self._store_context(caller, req, body, "read_context"))
 
     def _flag_drift(self, caller: Caller, items: list[dict[str, Any]]) -> None:
         """With explain: each curated item whose page cites evidence that changed since the
@@ -161,7 +162,7 @@ class Reading:
 
     def verify_citations(
         self, caller: Caller, context_id: str, citations: list[Any]
-    ) -> dict[str, Any]:
+    ) -> rr.CitationsVerified:
         """Which of ``citations`` point into what context ``context_id`` returned."""
         if not isinstance(citations, list) or len(citations) > MAX_CITATIONS:
             raise InvalidArgument(f"citations must be a list of at most {MAX_CITATIONS}")
@@ -175,17 +176,17 @@ class Reading:
             uow.commit()
         results = contexts.verify(items, citations)
         valid = sum(1 for r in results if r["valid"])
-        return {
-            "context_id": context_id,
-            "all_valid": valid == len(results),
-            "valid": valid,
-            "invalid": len(results) - valid,
-            "results": results,
-        }
+        return rr.CitationsVerified.model_validate(
+            {
+                "context_id": context_id,
+                "all_valid": valid == len(results),
+                "valid": valid,
+                "invalid": len(results) - valid,
+                "results": results,
+            }
+        )
 
-    def replay(
-        self, caller: Caller, context_id: str, *, as_recorded: bool = False
-    ) -> dict[str, Any]:
+    def replay(self, caller: Caller, context_id: str, *, as_recorded: bool = False) -> rr.Replay:
         """Re-run a stored request as its principal and report what differs.
 
         By default the request runs as it was written (``as_of`` unset means now), which shows
@@ -218,7 +219,9 @@ class Reading:
         try:
             body = self.pipeline.run_read(reader, req)
         except AmeideError as exc:  # e.g. the principal lost its grant since
-            return {"context_id": context_id, "identical": False, "error": exc.to_dict()}
+            return rr.Replay.model_validate(
+                {"context_id": context_id, "identical": False, "error": exc.to_dict()}
+            )
         fresh = self._store_context(caller, req, body, "replay", replay_of=context_id)
         # The differences name only what the caller (an auditor, say) may read itself, ranked
         # among those: the replayed principal's view may hold more.
@@ -230,22 +233,22 @@ class Reading:
         changes = contexts.differences(old_items, new_items)
         before, after = stored["selector_used"], fresh["selector_used"]
         same_selection = before.get("baseline_id") == after.get("baseline_id")
-        return {
-            "context_id": context_id,
-            "replay_context_id": fresh["context_id"],
-            "replayed_as": reader.principal_id,
-            "as_recorded": as_recorded,
-            "identical": not changes
+        return rr.Replay(
+            context_id=context_id,
+            replay_context_id=fresh["context_id"],
+            replayed_as=reader.principal_id,
+            as_recorded=as_recorded,
+            identical=not changes
             and same_selection
             and (not complete or stored["context_block"] == fresh["context_block"]),
-            "differences": changes,
-            "selector_used": {"before": before, "after": after},
-        }
+            differences=changes,
+            selector_used={"before": before, "after": after},
+        )
 
     # -- other reads -----------------------------------------------------------------------
     def get_version(
         self, caller: Caller, version_id: str, as_of: datetime | None = None
-    ) -> dict[str, Any]:
+    ) -> rr.VersionWithChunks:
         """A version by id with its element and chunk offsets; NOT_FOUND when unreadable,
         missing, or recorded after ``as_of``."""
         validate_instant(as_of, "as_of")
@@ -270,7 +273,9 @@ class Reading:
             ]
         )
         shown = {**version_view(v), "parent_version_id": parent}
-        return {"element": element_view(el), "version": shown, "chunks": chunks}
+        return rr.VersionWithChunks.model_validate(
+            {"element": element_view(el), "version": shown, "chunks": chunks}
+        )
 
     def expand(
         self,
@@ -281,7 +286,7 @@ class Reading:
         relationship_types: tuple[str, ...] = (),
         max_nodes: int = DEFAULT_MAX_NODES,
         as_of: datetime | None = None,
-    ) -> dict[str, Any]:
+    ) -> rr.Neighborhood:
         """The relationship neighbourhood of an element, through readable elements only."""
         if not 1 <= hops <= MAX_HOPS or not 1 <= max_nodes <= MAX_NODES:
             raise InvalidArgument(f"hops must be 1-{MAX_HOPS} and max_nodes 1-{MAX_NODES}")
@@ -306,23 +311,25 @@ class Reading:
                 uow, caller, "relationship.expand", el.repo_key, element_id=element_id
             )
             uow.commit()
-        return {
-            "element_id": element_id,
-            "as_of": iso(as_of),
-            "nodes": views,
-            "edges": [
-                {
-                    k: r[k]
-                    for k in (
-                        "relationship_id",
-                        "type_key",
-                        "source_element_id",
-                        "target_element_id",
-                    )
-                }
-                for r in edges.values()
-            ],
-        }
+        return rr.Neighborhood.model_validate(
+            {
+                "element_id": element_id,
+                "as_of": iso(as_of),
+                "nodes": views,
+                "edges": [
+                    {
+                        k: r[k]
+                        for k in (
+                            "relationship_id",
+                            "type_key",
+                            "source_element_id",
+                            "target_element_id",
+                        )
+                    }
+                    for r in edges.values()
+                ],
+            }
+        )
 
     @staticmethod
     def _node(

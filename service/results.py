@@ -1,7 +1,10 @@
-"""The shape of every service result, typed once: the REST response models and the MCP output
-schemas are these classes. ``service.views`` builds the JSON of the write side and
-administration they describe (the read side: ``service.results_read``); REST validates every
-response against them.
+"""The shape of every service result, typed once: every operation of ``service.app`` returns
+one of these models (or a list of them; the read side: ``service.results_read``, discovery:
+``service.results_discovery``, the rest: ``service.results_ops``), REST declares it as the
+``response_model``, MCP publishes its JSON Schema as the tool's ``outputSchema``, and every
+adapter dumps it the same way at the edge (``edge.results.as_json``); gRPC maps that JSON to
+its messages by field name (``server.grpc_convert``). ``service.views`` builds the parts of the
+write side and administration.
 
 Each model allows fields it does not name, so a field the service adds later passes through
 instead of being dropped. Instants are ISO-8601 UTC text (``…Z``).

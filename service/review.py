@@ -28,6 +28,7 @@ from domain.values import (
     validate_id,
     validate_text,
 )
+from service import results as r
 from service.authz import Caller, Permission
 from service.core import UnitOfWork, existing, head_version, stored_element
 from service.decisions import Decisions, Outcome, Pin
@@ -50,7 +51,7 @@ class Review:
         proposal_id: str,
         rationale: str | None = None,
         expected_version_id: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> r.Proposal:
         """Accept a fresh, clean, OPEN proposal: new version, head CAS, accepted_as, decision.
         ``expected_version_id``: the proposal version the curator reviewed (every surface passes
         it); one revised since is refused (CONFLICT), so nobody accepts a body they did not see."""
@@ -103,9 +104,9 @@ class Review:
             dec = self.decisions.conclude(uow, caller, p, at, outcome)
             view = self.book.view(uow, p)
             uow.commit()
-        return {**view, "decision_element_id": dec.element_id}
+        return r.Proposal.model_validate({**view, "decision_element_id": dec.element_id})
 
-    def accept_preview(self, caller: Caller, proposal_id: str) -> dict[str, Any]:
+    def accept_preview(self, caller: Caller, proposal_id: str) -> r.AcceptPreview:
         """What accepting would do, without doing it: whether it would be accepted, and if not
         the refusal accepting would give (stale, conflicts, not OPEN, not allowed); which
         element's head moves from which version, and the new version's sequence number; the
@@ -132,19 +133,21 @@ class Review:
                 uow, caller, "proposal.accept_preview", p.repo_key, proposal_id=proposal_id
             )
             uow.commit()
-        return {
-            "proposal_id": proposal_id,
-            "proposal_version_id": view["proposal_version_id"],
-            "would_accept": refusal is None,
-            "refusal": refusal,
-            "stale": view["stale"],
-            "has_conflicts": p.has_conflicts,
-            "change_kind": p.change_kind.value,
-            "target_element_id": target.element_id if target else None,
-            "head_version_id": target.head_version_id if target else None,
-            "new_seq": (target.head_seq + 1) if target else 1,
-            "diff": view["diff"],
-        }
+        return r.AcceptPreview.model_validate(
+            {
+                "proposal_id": proposal_id,
+                "proposal_version_id": view["proposal_version_id"],
+                "would_accept": refusal is None,
+                "refusal": refusal,
+                "stale": view["stale"],
+                "has_conflicts": p.has_conflicts,
+                "change_kind": p.change_kind.value,
+                "target_element_id": target.element_id if target else None,
+                "head_version_id": target.head_version_id if target else None,
+                "new_seq": (target.head_seq + 1) if target else 1,
+                "diff": view["diff"],
+            }
+        )
 
     def _target(
         self, uow: UnitOfWork, caller: Caller, p: Proposal, at: datetime, body: str
@@ -178,17 +181,21 @@ class Review:
         )
         return target
 
-    def reject(self, caller: Caller, proposal_id: str, rationale: str) -> dict[str, Any]:
+    def reject(self, caller: Caller, proposal_id: str, rationale: str) -> r.Proposal:
         """Reject with a required rationale; links ``rejected_because`` to the decision."""
         rationale = validate_text(rationale, "rationale", MAX_RATIONALE_CHARS)
-        return self._close(caller, proposal_id, ProposalStatus.REJECTED, "REJECT", rationale)
+        return r.Proposal.model_validate(
+            self._close(caller, proposal_id, ProposalStatus.REJECTED, "REJECT", rationale)
+        )
 
     def withdraw(
         self, caller: Caller, proposal_id: str, rationale: str | None = None
-    ) -> dict[str, Any]:
+    ) -> r.Proposal:
         """The proposer withdraws their own OPEN proposal."""
         rationale = validate_text(rationale, "rationale", MAX_RATIONALE_CHARS, required=False)
-        return self._close(caller, proposal_id, ProposalStatus.WITHDRAWN, "WITHDRAW", rationale)
+        return r.Proposal.model_validate(
+            self._close(caller, proposal_id, ProposalStatus.WITHDRAWN, "WITHDRAW", rationale)
+        )
 
     def _close(
         self, caller: Caller, proposal_id: str, status: ProposalStatus, kind: str, rationale: str
@@ -215,7 +222,7 @@ class Review:
             uow.commit()
         return {**view, "decision_element_id": dec.element_id}
 
-    def rebase(self, caller: Caller, proposal_id: str) -> dict[str, Any]:
+    def rebase(self, caller: Caller, proposal_id: str) -> r.Proposal:
         """New OPEN proposal on the current head with a three-way-merged body; old → REBASED."""
         with self.k.uow() as uow:
             old, perm = self.book.load(uow, caller, proposal_id)
@@ -238,11 +245,13 @@ class Review:
             self.decisions.conclude(uow, caller, old, at, outcome)
             view = self.book.view(uow, new)
             uow.commit()
-        return {
-            **view,
-            "rebased_from_view": {"proposal_id": proposal_id, "status": "REBASED"},
-            "version": version_view(new_v, with_body=False),
-        }
+        return r.Proposal.model_validate(
+            {
+                **view,
+                "rebased_from_view": {"proposal_id": proposal_id, "status": "REBASED"},
+                "version": version_view(new_v, with_body=False),
+            }
+        )
 
 
 def _valid_accept_inputs(rationale: str | None, expected_version_id: str | None) -> str:

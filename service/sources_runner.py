@@ -142,7 +142,7 @@ class SourceRunner:
             routing_name=row["routing_name"] or "routing.yaml",
             cache_dir=self.cache_dir,
             credential=credential,
-        )
+        ).model_dump(mode="json", by_alias=True, exclude_unset=True)  # stored with the run
 
     def _finish(
         self,

@@ -13,12 +13,13 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from domain.audit import GLOBAL_CHAIN
 from domain.errors import NotFound, PermissionDenied, Unauthenticated
 from domain.permissions import Action
 from domain.values import new_id, validate_id, validate_principal
+from service import results as r
 from service.authz import Caller
 from service.views import iso
 
@@ -52,7 +53,7 @@ class TokenRegistry:
     def _is_global_admin(self, uow: UnitOfWork, caller: Caller) -> bool:
         return self.k.gate.permission(uow, caller, "*").can(Action.ADMIN)
 
-    def create(self, caller: Caller, principal: str) -> dict[str, Any]:
+    def create(self, caller: Caller, principal: str) -> r.TokenMade:
         """Mint a bearer token for yourself, or for anyone as a global admin; shown once.
 
         Minted with a token (``caller.token_id``), the new token is that token's child."""
@@ -82,14 +83,11 @@ class TokenRegistry:
                 },
             )
             uow.commit()
-        return {
-            "token_id": token_id,
-            "principal_id": principal,
-            "token": secret,
-            "created_at": iso(at),
-        }
+        return r.TokenMade(
+            token_id=token_id, principal_id=principal, token=secret, created_at=iso(at)
+        )
 
-    def revoke(self, caller: Caller, token_id: str) -> dict[str, Any]:
+    def revoke(self, caller: Caller, token_id: str) -> r.TokenRevoked:
         """Revoke a token and every token minted from it, transitively (its owner or a global
         admin; anyone else is told the token does not exist)."""
         validate_id(token_id, "tok", "token")
@@ -123,9 +121,9 @@ class TokenRegistry:
                 )
             if revoked:
                 uow.commit()
-        return {"token_id": token_id, "revoked": True}
+        return r.TokenRevoked(token_id=token_id, revoked=True)
 
-    def list_tokens(self, caller: Caller, principal: str | None = None) -> list[dict[str, Any]]:
+    def list_tokens(self, caller: Caller, principal: str | None = None) -> list[r.TokenRow]:
         """Tokens (never their secrets or hashes): your own; a global admin may name any
         principal, or list every token by naming none."""
         if principal is not None:
@@ -140,17 +138,20 @@ class TokenRegistry:
                 principal = caller.principal_id
             rows = uow.store.list_tokens(principal)
         return [
-            {
-                "token_id": r.token_id,
-                "principal_id": r.principal_id,
-                "created_at": iso(r.created_at),
-                "created_by": r.created_by,
-                "parent_token_id": r.parent_token_id,
-                "revoked": r.revoked_at is not None,
-                "revoked_at": iso(r.revoked_at) if r.revoked_at else None,
-                "revoked_by": r.revoked_by,
-            }
-            for r in rows
+            r.TokenRow.model_validate(row)
+            for row in [
+                {
+                    "token_id": r.token_id,
+                    "principal_id": r.principal_id,
+                    "created_at": iso(r.created_at),
+                    "created_by": r.created_by,
+                    "parent_token_id": r.parent_token_id,
+                    "revoked": r.revoked_at is not None,
+                    "revoked_at": iso(r.revoked_at) if r.revoked_at else None,
+                    "revoked_by": r.revoked_by,
+                }
+                for r in rows
+            ]
         ]
 
     def authenticate(self, secret: str) -> Authenticated:

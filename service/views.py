@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any
+from typing import Any, overload
 
 from domain.audit import AuditEvent
 from domain.model import Baseline, Element, ElementVersion, PointerMove, Proposal, Relationship
 
 
+@overload
+def iso(value: datetime) -> str: ...
+@overload
+def iso(value: datetime | None) -> str | None: ...
 def iso(value: datetime | None) -> str | None:
     """ISO-8601 UTC text (None stays None)."""
     return value.isoformat().replace("+00:00", "Z") if value else None

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from edge.results import as_json
 from runtime import App, build_app
 from server.serve import AmeideServer, Endpoints, ServeConfig
 from server.workers import WorkerPool
@@ -78,7 +79,8 @@ class EmbeddedInstance:
         """Mirror the backlog at ``source`` into ``repo`` as the ingestor (local only: no
         network surface ingests)."""
         caller = Caller(INGESTOR, purpose="ameide test", tool_id="ameide-smoke")
-        return self.service.ingest_backlog(caller, str(source), repo)
+        report: dict[str, Any] = as_json(self.service.ingest_backlog(caller, str(source), repo))
+        return report
 
     def sync_and_drift(self, repo: str, source: Path, page_id: str) -> str:
         """docs/sources.md and docs/drift.md in one pass: the page cites an evidence file at its
@@ -90,12 +92,14 @@ class EmbeddedInstance:
         )
         runner = Caller(INGESTOR, purpose="ameide test", tool_id="ameide-smoke")
         listed = svc.list_elements(curator, repo, limit=100)
-        evidence = next(e for e in listed["elements"] if e["source_kind"] == "INGESTED_EVIDENCE")
-        version = svc.get_element(curator, evidence["element_id"])["version"]
-        path = str(version["provenance"]["path"])
+        evidence = next(e for e in listed.elements if e.source_kind == "INGESTED_EVIDENCE")
+        version = svc.get_element(curator, evidence.element_id).version
+        if version is None or not version.provenance.path:
+            raise AssertionError(f"the evidence {evidence.element_id} names no source path")
+        path = version.provenance.path
         svc.add_relationship(
-            curator, page_id, evidence["element_id"], kind="REFERENCE", type_key="ameide:cites",
-            metadata={"target_version_id": version["version_id"]},
+            curator, page_id, evidence.element_id, kind="REFERENCE", type_key="ameide:cites",
+            metadata={"target_version_id": version.version_id},
         )  # fmt: skip
         added = svc.add_source(admin, repo, "smoke-backlog", path=str(source), ref="main")
         commit_change(source, path, "\nA line a teammate added after the page was written.\n")
@@ -104,13 +108,13 @@ class EmbeddedInstance:
             raise AssertionError(f"the source run did not bring the change in: {run.model_dump()}")
         drifted = [
             d for d in svc.drift_list(curator, repo).entries
-            if d.curated_element_id == page_id and d.evidence_element_id == evidence["element_id"]
+            if d.curated_element_id == page_id and d.evidence_element_id == evidence.element_id
         ]  # fmt: skip
         if not drifted or "+A line a teammate added" not in drifted[0].diff:
             raise AssertionError(f"the page is not listed as drifted with the diff: {drifted}")
         return (
             f"source {added.source_id} synced {path} (run {run.run_id}); the page citing "
-            f"{version['version_id']} is drifted since {drifted[0].drifted_since}"
+            f"{version.version_id} is drifted since {drifted[0].drifted_since}"
         )
 
     def check_index(self) -> str:
@@ -128,16 +132,16 @@ class EmbeddedInstance:
         if upkeep is not None:  # writes return before the background upkeep applies them
             upkeep.wait_idle(60)
         health = self.service.health()
-        index = health["index"] or {}
+        index = health.index or {}
         deadline = time.monotonic() + INDEX_PENDING_SECONDS
         while (index.get("pending") or 0) > 0 and time.monotonic() < deadline:
             # a server worker's writes: its own background upkeep applies them (health only
             # looks, so a lost index is still reported rather than repaired)
             time.sleep(0.05)
             health = self.service.health()
-            index = health["index"] or {}
+            index = health.index or {}
         expect(
-            health["ready"] and index.get("consistent"),
+            health.ready and index.get("consistent"),
             f"the keyword index is not ready: {index.get('indexed_versions')} of "
             f"{index.get('expected_versions')} versions indexed, {index.get('pending')} pending",
         )

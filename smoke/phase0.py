@@ -129,9 +129,9 @@ class Phase0:
             health = app.service.health()
         finally:
             app.close()
-        index = health["index"] or {}
+        index = health.index or {}
         expect(
-            health["ready"],
+            health.ready,
             f"the keyword index at {index_dir} is not ready: {index.get('indexed_versions')} of "
             f"{index.get('expected_versions')} versions indexed, {index.get('pending')} pending "
             "(ameide index status applies pending work; ameide index rebuild recomputes it)",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from domain.errors import AmeideError
+from edge.results import as_json
 from service.authz import Caller
 
 T = TypeVar("T")
@@ -98,10 +99,11 @@ class Surface(Protocol):
     ) -> dict[str, Any]: ...
 
 
-def guarded(call: Callable[[], T]) -> T:
-    """Run a service call, turning its typed error into a ``SurfaceError``."""
+def guarded(call: Callable[[], object]) -> Any:
+    """Run a service call, turning its typed error into a ``SurfaceError``; its answer as the
+    JSON every surface emits (``edge.results.as_json``), like the other surfaces'."""
     try:
-        return call()
+        return as_json(call())
     except AmeideError as exc:
         raise SurfaceError(exc.code, exc.message) from None
 

@@ -20,6 +20,9 @@ from runtime import App, build_app
 from runtime.engines import DEFAULT_ENGINE, engine_directory
 from service.authz import Caller
 from service.settings import Settings
+from tests import results_as_json
+
+results_as_json.install()
 
 PG_ADMIN_URL = os.environ.get(
     "AMEIDE_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"

@@ -42,6 +42,7 @@ from datetime import datetime
 from typing import Any
 
 from domain.errors import AmeideError
+from edge.results import as_json
 from runtime import App
 from service.authz import Caller
 from tests.conftest import ADMIN, INDEX_ENGINE
@@ -397,7 +398,7 @@ def _side_paths(c: Corpus, caller: Caller, never: set[str], grants: Grants) -> l
         reads.append(lambda derived=derived: svc.element_history(caller, derived))
     for read in reads:
         try:
-            text = json.dumps(read())
+            text = json.dumps(as_json(read()))
         except AmeideError as exc:
             if exc.code != "NOT_FOUND":
                 problems.append(f"a side-path read answered {exc.code}, not NOT_FOUND")

@@ -45,6 +45,7 @@ from ameide_proto.v1 import knowledge_pb2 as kno
 from ameide_proto.v1 import projection_pb2 as proj
 from cli.main import app as cli_app
 from domain.errors import AmeideError
+from edge.results import as_json
 from mcp_adapter.http import create_http_app
 from server.rest import create_app
 from service.authz import Caller
@@ -167,8 +168,9 @@ class ServiceDriver:
         return {s for s in STEPS if getattr(cls, s) is getattr(ServiceDriver, s)}
 
     def _run(self, call: Any, *args: Any, **kwargs: Any) -> Any:
+        """The service's answer as every surface emits it (its model's JSON)."""
         try:
-            return call(*args, **kwargs)
+            return as_json(call(*args, **kwargs))
         except AmeideError as exc:
             raise SurfaceError(self.name, exc.code, exc.message, exc.to_dict()["details"]) from exc
 

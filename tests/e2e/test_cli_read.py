@@ -114,3 +114,19 @@ def test_bad_context_input_is_one_clear_line(repo: Repo) -> None:
     result = repo.cli("context", "--repo", repo.key, as_=repo.agent)
     assert result.exit_code == 2
     assert "empty query" in result.stderr
+
+
+def test_json_output_is_the_dump_of_the_operations_result_model(repo: Repo) -> None:
+    """``--json`` prints the service's result model as every surface dumps it (issue 29): the
+    document is that model, field for field, with nothing beside it."""
+    from edge.results import as_json
+    from service.results import ElementWithVersion
+
+    element_id, version_id = repo.canonical(SOP)
+    out = repo.cli.ok("element", "show", element_id, as_=repo.curator)
+    model = ElementWithVersion.model_validate(out)
+    assert as_json(model) == out
+    assert model.version is not None
+    assert model.version.version_id == version_id
+    extras = [model.model_extra, model.element.model_extra, model.version.model_extra]
+    assert not any(extras)

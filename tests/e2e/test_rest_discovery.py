@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from edge.results import as_json
 from tests.conftest import World
 from tests.e2e.rest_harness import Rest, rest_client
 
@@ -21,7 +22,7 @@ def rest(world: World) -> Iterator[Rest]:
 def test_whoami_names_the_caller_its_purpose_and_its_own_grants(rest: Rest) -> None:
     w = rest.world
     me = rest.ok("GET", "/v1/whoami", w.curator, headers={"X-Ameide-Purpose": "review"})
-    assert me == w.svc.whoami(w.curator) | {"purpose": "review"}
+    assert me == as_json(w.svc.whoami(w.curator)) | {"purpose": "review"}
     assert me["grants"] == [{"role": "curator", "scope": w.repo, "clearance": "internal"}]
     assert rest.ok("GET", "/v1/whoami", w.admin)["global_admin"] is True
     assert rest.fail("GET", "/v1/whoami", None, 401)["code"] == "UNAUTHENTICATED"

@@ -56,7 +56,7 @@ def main() -> None:
                 word = f"zq{tag}x{n}"
                 body = f"# Note {n}\n\nalpha {word} words\n\n## More\n\nbeta {n}\n"
                 out = svc.create_element(who["curator"], repo, title=f"Note {tag} {n}", body=body)
-                done["written"].append([out["version"]["version_id"], word])
+                done["written"].append([out.version.version_id, word])
                 time.sleep(0.03)  # leave the rebuilders room: this is about overlap, not load
             elif role == "rebuilder":
                 svc.index_rebuild(who["admin"])
@@ -65,9 +65,9 @@ def main() -> None:
                 items = svc.read_context(who["agent"], request(repo, "alpha", selector="head"))
                 status = svc.index_status(who["admin"], catch_up=False, background=True)
                 health = svc.health()
-                if not items["items"] and n > 3:
+                if not items.items and n > 3:
                     done["errors"].append("a read found nothing")
-                if not (status["on_disk"] and health["ready"]):
+                if not (status.model_dump()["on_disk"] and health.ready):
                     done["errors"].append(f"not ready: {health}")
             done["calls"] += 1
         except Conflict:  # SQLite's single writer was busy: not the index's concern

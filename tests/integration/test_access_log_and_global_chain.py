@@ -9,6 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from domain.errors import NotFound, PermissionDenied
+from edge.results import as_json
 from service.authz import Caller
 from storage import schema as t
 from tests.conftest import World
@@ -125,7 +126,7 @@ def test_the_access_log_redacts_reads_of_content_above_the_auditors_clearance(wo
     svc.read_context(world.curator, request(world.repo, "zebra", budget={"max_items": 10}))
 
     rows = svc.access_log(world.auditor, world.repo)
-    text = json.dumps(rows)
+    text = json.dumps(as_json(rows))
     for hidden in (secret, secret_v, proposal):
         assert hidden not in text
     ops = [r["operation"] for r in rows]
@@ -141,6 +142,6 @@ def test_the_access_log_redacts_reads_of_content_above_the_auditors_clearance(wo
     (context,) = [r for r in rows if r["operation"] == "read_context"]
     assert context["subject"]["version_ids"] == [internal_v]  # the restricted hit is left out
     # an auditor cleared for restricted sees every id
-    full = json.dumps(svc.access_log(Caller(world.admin.principal_id), world.repo))
+    full = json.dumps(as_json(svc.access_log(Caller(world.admin.principal_id), world.repo)))
     for hidden in (secret, secret_v, proposal):
         assert hidden in full

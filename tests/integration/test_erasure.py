@@ -70,7 +70,7 @@ def test_erasing_an_accepted_version_erases_the_proposal_that_carried_it(any_wor
         assert shown["erasure"]["reason"] == "right to be forgotten"
     view = svc.proposal_show(w.curator, proposal)
     assert view["body"] == ERASED_BODY
-    assert MARKER not in json.dumps(view)
+    assert MARKER not in view.model_dump_json()
     events = {e["version_id"]: e for e in _erasures(w)}
     assert set(events) == {accepted_v, proposal_v}
     assert events[accepted_v]["payload"]["copies_erased"] == [proposal_v]

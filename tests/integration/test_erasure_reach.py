@@ -13,6 +13,7 @@ import secrets
 import pytest
 
 from domain.errors import FailedPrecondition, NotFound, PermissionDenied
+from edge.results import as_json
 from service.authz import Caller
 from tests.conftest import World
 from tests.read_world import request
@@ -39,7 +40,7 @@ def _pinned_and_rebased(w: World) -> tuple[str, str, str, str]:
 def test_erasure_reaches_pinned_and_rebased_proposals(world: World) -> None:
     w = world
     el, v1, first, rebased = _pinned_and_rebased(w)
-    assert "Mallory" in json.dumps(w.svc.proposal_show(w.curator, rebased))
+    assert "Mallory" in json.dumps(as_json(w.svc.proposal_show(w.curator, rebased)))
 
     report = w.svc.erase_version(w.admin, v1, "gdpr")["erasure"]
 
@@ -48,14 +49,14 @@ def test_erasure_reaches_pinned_and_rebased_proposals(world: World) -> None:
     assert report["proposals_withdrawn"] == 1  # the rebased one was OPEN
     for proposal_id in (first, rebased):
         shown = w.svc.proposal_show(w.curator, proposal_id)
-        text = json.dumps(shown)
+        text = json.dumps(as_json(shown))
         assert "Mallory" not in text
         assert "7946 0958" not in text  # the number, not a random id
         assert shown["summary"] == "[erased]"
         # a proposal's element is read by those who read proposals (issue 12 item 7)
         element = w.svc.get_element(w.curator, shown["proposal_element_id"])["version"]
         assert element["erased"] is True
-        assert "Mallory" not in json.dumps(element)
+        assert "Mallory" not in json.dumps(as_json(element))
     assert w.svc.proposal_show(w.curator, rebased)["status"] == "WITHDRAWN"
     # the erased version's title goes too (item 13)
     shown = w.svc.get_element(w.reader, el, version_id=v1)["version"]
@@ -119,7 +120,7 @@ def test_an_erasure_is_no_oracle_for_restricted_copies(world: World) -> None:
     assert shown["erased"] is False
     assert shown["body"] == GUESS
     # the lower admin's events name nothing of the restricted version
-    events = json.dumps(w.svc.history(w.admin, w.repo))
+    events = json.dumps(as_json(w.svc.history(w.admin, w.repo)))
     assert events.count(secret_v) == 1  # its own version.created only
     # an admin cleared for it still erases every copy, the restricted one included
     out = w.svc.create_element(w.admin, w.repo, title="copy", body=GUESS, classification="internal")

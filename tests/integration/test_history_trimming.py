@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import secrets
 
+from edge.results import as_json
 from service.authz import Caller
 from tests.conftest import World
 from tests.read_world import request
@@ -35,7 +36,7 @@ def test_a_relationship_to_an_unreadable_target_is_not_named_in_history(world: W
         world.curator, ids["internal"], ids["restricted"], kind="REFERENCE", type_key="ameide:cites"
     )
     events = svc.history(world.reader, world.repo)
-    text = json.dumps(events)
+    text = json.dumps(as_json(events))
     assert ids["restricted"] not in text
     assert ids["restricted_v"] not in text
     assert ids["confidential"] not in text
@@ -73,7 +74,7 @@ def test_an_internal_auditor_sees_every_event_but_no_confidential_id(world: Worl
         world.curator, ids["public"], ids["confidential"], kind="REFERENCE", type_key="ameide:cites"
     )
     events = svc.history(world.auditor, world.repo)
-    text = json.dumps(events)
+    text = json.dumps(as_json(events))
     for hidden in ("confidential", "restricted"):
         assert ids[hidden] not in text
         assert ids[f"{hidden}_v"] not in text
@@ -94,7 +95,7 @@ def test_replay_names_only_what_the_auditor_may_read(world: World) -> None:
         body = f"# {level}\n\nzebra zebra zebra\n"
         svc.create_element(world.curator, world.repo, title="x", body=body, classification=level)
     answer = svc.replay(world.auditor, out["context_id"])
-    text = json.dumps(answer)
+    text = json.dumps(as_json(answer))
     for hidden in ("confidential", "restricted"):
         assert ids[hidden] not in text
         assert ids[f"{hidden}_v"] not in text

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from edge.results import as_json
 from runtime import App
 from service.authz import Caller
 from tests.conftest import make_world
@@ -113,7 +114,9 @@ def test_a_path_that_is_not_utf8_is_reported_with_its_bytes_escaped(sqlite_app: 
     report = world.svc.ingest_backlog(ingestor, str(git.root), world.repo)
 
     assert [(s["path"], s["code"]) for s in report["skipped"]] == [("caf\\xe9.md", "unsafe_path")]
-    json.dumps(report, ensure_ascii=False).encode("utf-8")  # a lone surrogate would raise here
+    json.dumps(as_json(report), ensure_ascii=False).encode(
+        "utf-8"
+    )  # a lone surrogate would raise here
     # the stored totals are shown to a caller cleared for restricted (the global admin)
     stored = world.svc.ingest_status(world.admin, world.repo)["sources"][0]["last_report"]
     assert stored["skipped"] == report["skipped"]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from edge.results import as_json
 from ingest.plan import element_id_for
 from service.authz import Caller
 from tests.conftest import World
@@ -71,7 +72,7 @@ def _everything_stored(world: World) -> str:
     with world.app.engine.connect() as conn:
         for name in sa.inspect(conn).get_table_names():
             rows = conn.execute(sa.text(f'SELECT * FROM "{name}"')).all()
-            out.append(json.dumps([list(r) for r in rows], default=str))
+            out.append(json.dumps(as_json([list(r) for r in rows]), default=str))
     return "\n".join(out)
 
 
@@ -102,7 +103,7 @@ def test_with_no_rules_every_kind_of_secret_is_masked_and_counted(backlog) -> No
     files = b"\n".join(
         p.read_bytes() for p in sorted(world.app.settings.home.rglob("*")) if p.is_file()
     )
-    shown = json.dumps([version, world.svc.history(world.auditor, world.repo)])
+    shown = json.dumps(as_json([version, world.svc.history(world.auditor, world.repo)]))
     for secret in SECRETS:
         assert secret not in stored, secret
         assert secret.encode() not in files, secret

@@ -77,7 +77,7 @@ PATHS: dict[str, Callable[[Scene, Caller], bool]] = {
     "read_context": lambda s, c: (
         MARKER in str(s.w.svc.read_context(c, request(s.w.repo, MARKER, selector="head")))
     ),
-    "metrics queue count": lambda s, c: s.w.svc.open_proposal_counts(c).get(s.w.repo, 0) == 1,
+    "metrics queue count": lambda s, c: s.w.svc.open_proposal_counts(c).root.get(s.w.repo, 0) == 1,
 }
 
 
@@ -113,7 +113,9 @@ def test_the_metrics_queue_count_leaves_out_proposals_above_clearance(world: Wor
             world.agent, world.repo, body=f"# Doc {level}\n\nMore text.\n", summary="edit",
             element_id=el, target_version_id=v1,
         )  # fmt: skip
-    assert svc.open_proposal_counts(world.curator) == {world.repo: 1}
-    assert svc.open_proposal_counts(top) == {world.repo: 2}
-    assert svc.open_proposal_counts(world.agent) == {world.repo: 2}  # its own, cleared for both
-    assert svc.open_proposal_counts(world.reader) == {}
+    assert svc.open_proposal_counts(world.curator).root == {world.repo: 1}
+    assert svc.open_proposal_counts(top).root == {world.repo: 2}
+    assert svc.open_proposal_counts(world.agent).root == {
+        world.repo: 2
+    }  # its own, cleared for both
+    assert svc.open_proposal_counts(world.reader).root == {}

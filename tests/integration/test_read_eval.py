@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from edge.results import as_json
 from runtime import build_app
 from service.authz import Caller
 from service.settings import Settings
@@ -94,7 +95,7 @@ def test_a_golden_line_with_as_of_reads_the_repository_as_it_was(tmp_path: Path)
         path = "backlog/000-099/017-testing-phases.md"
         line = {"query": "how do I run phase 0/1/2 tests?", "relevant": {path: 2}}
         then = {**line, "as_of": before.isoformat()}
-        lines = [json.dumps(line), json.dumps(then)]
+        lines = [json.dumps(as_json(line)), json.dumps(as_json(then))]
         result = w.svc.evaluate(w.reader, w.repo, lines, k=10, include_per_query=True)
         now_row, then_row = result["per_query"]
         for name in ("keyword", "full", "full_expanded"):

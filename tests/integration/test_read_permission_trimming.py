@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from domain.errors import AmeideError
+from edge.results import as_json
 from runtime import build_app
 from service.authz import Caller
 from service.settings import Settings
@@ -77,7 +78,7 @@ role_grants = st.lists(
 )
 def test_nothing_unreadable_ever_shows(corpus: Corpus, case: Case) -> None:
     problems = run_case(corpus, case)
-    assert problems == [], json.dumps(describe(case))
+    assert problems == [], json.dumps(as_json(describe(case)))
 
 
 def test_a_mixed_reader_and_ingestor_grant_reads_only_at_the_reader_clearance(
@@ -88,7 +89,7 @@ def test_a_mixed_reader_and_ingestor_grant_reads_only_at_the_reader_clearance(
     for probe in range(len(corpus.docs)):
         for selector in SELECTORS:
             case = Case(grants=grants, selector=selector, hops=2, max_items=12, probe=probe)
-            assert run_case(corpus, case) == [], json.dumps(describe(case))
+            assert run_case(corpus, case) == [], json.dumps(as_json(describe(case)))
 
 
 @settings(
@@ -134,9 +135,8 @@ def test_a_forbidden_element_answers_like_a_missing_one(
     missing = "el_" + secrets.token_hex(12)
     answers = []
     for element_id in (hidden[0].element_id, missing):
-        out = svc.read_context(
-            caller, request(c.repos[0], element_ids=[element_id], selector=selector, explain=True)
-        )
+        read = request(c.repos[0], element_ids=[element_id], selector=selector, explain=True)
+        out = as_json(svc.read_context(caller, read))
         out["selector_used"]["resolved_at"] = None
         answers.append(json.dumps({**out, "context_id": None}).replace(element_id, "X"))
     assert answers[0] == answers[1]

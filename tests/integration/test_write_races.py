@@ -55,8 +55,8 @@ def accept_race(w: World, rounds: int) -> tuple[str, list[str]]:
                 )
             )
             outcomes = race(pool, [partial(svc.accept, w.curator, p) for p in proposals])
-            winners = [o for o in outcomes if isinstance(o, dict)]
-            losers = [o for o in outcomes if not isinstance(o, dict)]
+            winners = [o for o in outcomes if not isinstance(o, Exception)]
+            losers = [o for o in outcomes if isinstance(o, Exception)]
             assert len(winners) == 1, f"round {r}: {len(winners)} winners, {outcomes}"
             assert all(isinstance(o, StaleProposal | Conflict) for o in losers), losers
             head = winners[0]["result_version_id"]
@@ -102,9 +102,9 @@ def promotion_race(w: World, rounds: int, racers: int) -> None:
             seen = svc.published(w.reader, w.repo)["baseline_id"]
             promote = partial(svc.promote, w.publisher, reason="race", expected_baseline_id=seen)
             outcomes = race(pool, [partial(promote, b) for b in baselines])
-            winners = [o for o in outcomes if isinstance(o, dict)]
+            winners = [o for o in outcomes if not isinstance(o, Exception)]
             assert len(winners) == 1, f"round {r}: {outcomes}"
-            assert all(isinstance(o, Conflict) for o in outcomes if not isinstance(o, dict))
+            assert all(isinstance(o, Conflict) for o in outcomes if isinstance(o, Exception))
             assert svc.published(w.reader, w.repo)["baseline_id"] == winners[0]["to"]
 
     moves = svc.published(w.reader, w.repo)["moves"]
@@ -178,7 +178,7 @@ def test_racing_repeats_of_one_client_request_id_open_one_proposal(pg_app: App):
     )
     with ThreadPoolExecutor(4) as pool:
         outcomes = race(pool, [propose] * 4)
-    opened = [o for o in outcomes if isinstance(o, dict) and not o["replay"]]
+    opened = [o for o in outcomes if not isinstance(o, Exception) and not o["replay"]]
     assert len(opened) == 1, outcomes
     for o in outcomes:
         # Later repeats are replays; one racing the original loses with a typed, retryable error.

@@ -27,7 +27,13 @@ ALLOWED_DOMAIN_IMPORTS = {
     "domain.merge",  # three_way_merge: the very function rebase uses, for its preview
     "domain.model",  # CONFLICT_MARKERS, has_conflict_markers: the service's conflict block
 }
-ALLOWED_EDGE_IMPORTS = {"edge.callers", "edge.errors", "edge.exports", "edge.reading"}
+ALLOWED_EDGE_IMPORTS = {
+    "edge.callers",
+    "edge.errors",
+    "edge.exports",
+    "edge.reading",
+    "edge.results",  # as_json: a result model as the JSON every surface renders
+}
 PURE = {"domain": ALLOWED_DOMAIN_IMPORTS, "edge": ALLOWED_EDGE_IMPORTS}
 
 

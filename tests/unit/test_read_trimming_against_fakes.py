@@ -14,6 +14,7 @@ import pytest
 from domain.errors import NotFound
 from domain.model import Element, Provenance
 from domain.values import Classification, SourceKind
+from edge.results import as_json
 from runtime.compose import compose
 from service.app import MemoryService
 from service.authz import Caller
@@ -99,7 +100,7 @@ def _resolved(response: dict[str, Any]) -> datetime:
 
 def _without_instants(response: dict[str, Any]) -> dict[str, Any]:
     """A response minus what differs between two reads of the same thing (id, resolution time)."""
-    out = json.loads(json.dumps(response))
+    out = json.loads(json.dumps(as_json(response)))
     del out["context_id"], out["selector_used"]["resolved_at"]
     return dict(out)
 
@@ -122,18 +123,20 @@ def test_a_reader_cleared_for_internal_gets_no_trace_of_a_confidential_element(
             "anchor_score": 0.0,
         }
     ]
-    text = json.dumps(out)
+    text = json.dumps(as_json(out))
     for leak in (shelf.secret_v1, "Merger", "competitor", "confidential"):
         assert leak not in text
     # The id the reader named itself is dropped exactly as an id that names nothing is: the
     # whole answer, with the secret's id swapped for the unknown one, is the same answer.
     unknown = _by_ids(shelf, READER, shelf.open_id, UNKNOWN)
-    swapped = json.loads(json.dumps(_without_instants(out)).replace(shelf.secret_id, UNKNOWN))
+    swapped = json.loads(
+        json.dumps(as_json(_without_instants(out))).replace(shelf.secret_id, UNKNOWN)
+    )
     assert swapped == _without_instants(unknown)
     assert out["trace"]["drops"] == [{"element_id": shelf.secret_id, "reason": "not_in_selection"}]
     # ...and what was stored under the context id (its access log) holds no more than that.
     stored = shelf.db.state.read_contexts[out["context_id"]]
-    assert stored["response"] == json.loads(json.dumps(out))
+    assert stored["response"] == json.loads(json.dumps(as_json(out)))
     assert (stored["principal_id"], stored["purpose"], stored["repo_key"]) == (
         READER.principal_id,
         "read",
@@ -285,7 +288,7 @@ def test_a_version_written_above_its_elements_level_needs_that_clearance(shelf: 
     hidden = _by_ids(shelf, READER, shelf.open_id, element_id)
     assert versions(hidden) == {shelf.open_v1}
     assert hidden["trace"]["filters"]["selected_versions"] == {"CANONICAL": 1}  # not counted
-    assert "Salaries" not in json.dumps(hidden)
+    assert "Salaries" not in json.dumps(as_json(hidden))
     listed = {"kind": "version_ref", "version_ids": [version_id]}
     assert shelf.svc.read_context(READER, request(REPO, selector=listed))["items"] == []
 
@@ -305,7 +308,7 @@ def test_expansion_never_walks_into_an_element_the_reader_may_not_read(shelf: Sh
 
     trimmed = _by_ids(shelf, READER, shelf.open_id, expand=expand)
     assert versions(trimmed) == {shelf.open_v1}
-    assert shelf.secret_id not in json.dumps(trimmed)  # not even as a dropped neighbour
+    assert shelf.secret_id not in json.dumps(as_json(trimmed))  # not even as a dropped neighbour
     assert trimmed["trace"]["expansions"] == []
 
     cleared = _by_ids(shelf, CLEARED, shelf.open_id, expand=expand)
@@ -333,4 +336,4 @@ def test_a_stored_context_verifies_replays_and_loses_erased_text(shelf: Shelf) -
     shelf.svc.erase_version(ADMIN, shelf.open_v1, "gdpr")
     stored = shelf.db.state.read_contexts[out["context_id"]]["response"]
     assert stored["items"][0]["version_id"] == shelf.open_v1
-    assert "Restart it." not in json.dumps(stored)
+    assert "Restart it." not in json.dumps(as_json(stored))
