@@ -39,8 +39,8 @@ from projection.keyword_index import IndexFilter
 from runtime import build_app
 from runtime.engines import engine_directory
 from service.authz import Caller
-from service.index_ops import chunks_of
-from service.read_views import Memo
+from service.indexing.upkeep import chunks_of
+from service.reading.views import Memo
 from service.settings import Settings
 from storage import schema as t
 from storage.rows import element_row, relationship_row, version_row

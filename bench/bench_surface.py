@@ -87,7 +87,7 @@ REFERENCE = "how do I run phase 0/1/2 tests?"
 MAX_ITEMS, MAX_CHARS = 8, 6000  # the service's default budget, sent explicitly everywhere
 WARMUP = 3  # requests per client before the clock starts
 # A server stopping waits for the semantic-embedding batch in progress (up to 120 s on a busy
-# machine, service.semantic_recall.STOP_TIMEOUT) before it exits.
+# machine, service.indexing.semantic.STOP_TIMEOUT) before it exits.
 STOP_SECONDS = 150
 ADMIN = Caller("user:bench-admin", purpose="bench")
 CURATOR = Caller("user:bench-curator", purpose="bench")

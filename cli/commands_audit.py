@@ -225,7 +225,7 @@ def audit_export(
         raise InvalidArgument(f"--format must be csv or json, not {format_!r}", field="format")
     if s.json and out is None and format_ == "csv":
         raise InvalidArgument("--json prints one JSON document: add --format json, or -o FILE")
-    from service.history import MAX_HISTORY  # the largest page the service answers
+    from service.audit.history import MAX_HISTORY  # the largest page the service answers
 
     rows = as_json(
         s.service.history(

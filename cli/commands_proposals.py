@@ -22,7 +22,7 @@ from cli.options import (
 )
 from cli.session import session
 from edge.results import as_json
-from service.queue import QueueFilter
+from service.governance.queue import QueueFilter
 
 PANEL = "Curation"
 

@@ -93,7 +93,7 @@ def _element_ids(state: CliState, ctx: typer.Context) -> list[str]:
 
 
 def _proposal_ids(state: CliState, ctx: typer.Context) -> list[str]:
-    from service.queue import QueueFilter
+    from service.governance.queue import QueueFilter
 
     found: list[str] = []
     for repo in _repositories(state, ctx):

@@ -27,7 +27,7 @@ from edge.headers import ON_BEHALF_OF_HEADER, PURPOSE_HEADER
 from edge.version import package_version
 
 if TYPE_CHECKING:
-    from service.read_request import ReadRequest
+    from service.reading.request import ReadRequest
 
 TIMEOUT = httpx.Timeout(60.0, connect=10.0)
 

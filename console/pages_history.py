@@ -13,7 +13,7 @@ from domain.errors import PermissionDenied
 from edge.exports import events_csv, events_json
 from edge.reading import read_request
 from edge.results import as_json
-from service.history import MAX_HISTORY
+from service.audit.history import MAX_HISTORY
 
 router = APIRouter()
 Text = Annotated[str | None, Query()]

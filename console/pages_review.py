@@ -35,8 +35,8 @@ from domain.model import has_conflict_markers
 from domain.values import normalize_line_endings
 from edge.errors import rule_for
 from edge.results import as_json
-from service.history import MAX_HISTORY
-from service.queue import QueueFilter
+from service.audit.history import MAX_HISTORY
+from service.governance.queue import QueueFilter
 
 router = APIRouter()
 QUEUE_ACTIONS = {"curate", "audit", "propose"}

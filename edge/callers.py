@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from domain.errors import Unauthenticated
+from service.admin.tokens import Authenticated
 from service.authz import Caller
-from service.tokens import Authenticated
 
 NO_BEARER_HTTP = (
     "missing bearer token: send 'Authorization: Bearer amt_…' "

@@ -3,8 +3,8 @@
 repository, instant or selector is refused with the same code and words on every surface —
 REST and gRPC send the request's own structure, which the same model validates.
 
-The caps and defaults themselves are the service's (``service.read_limits``; the request model
-``service.read_request`` applies them to every request); they are named here so an adapter that
+The caps and defaults themselves are the service's (``service.reading.limits``; the request model
+``service.reading.request`` applies them to every request); they are named here so an adapter that
 shows a default — a CLI option, an MCP input schema — shows the very value the service would
 use. The request model (pydantic) is imported by the first read, not with this module: the
 CLI's ``--help`` and start-up stay fast.
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from domain.errors import InvalidArgument
-from service.read_limits import (
+from service.reading.limits import (
     DEFAULT_HOPS,
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_ITEMS,
@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from service.read_request import ReadRequest
+    from service.reading.request import ReadRequest
 
 SCOPE_FIELD = "repository"
 MALFORMED_SCOPE = "malformed repository {text!r}: expected TENANT/ORG/REPO or TENANT/ORG"
@@ -92,10 +92,10 @@ def read_request(
     text, instants as ISO-8601 text (blank: none), the selector's kind, the caps.
 
     Whatever is left as None takes the service's default. Validated here, once, by the
-    request model itself (``service.read_request.parse_request``): every problem of the
+    request model itself (``service.reading.request.parse_request``): every problem of the
     request in one ``INVALID_ARGUMENT`` whose message is the same whichever surface asked —
     and the same REST answers for the same values in a request body."""
-    from service.read_request import parse_request  # pydantic: on the first read only
+    from service.reading.request import parse_request  # pydantic: on the first read only
 
     chosen = {"kind": selector, "baseline_id": baseline_id or None}
     given: dict[str, Any] = {

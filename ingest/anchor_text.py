@@ -5,7 +5,7 @@ describe the target in its readers' vocabulary (classic anchor text, the standar
 vocabulary mismatch in linked collections). :func:`anchor_texts` reads them from one version's
 body, keyed by the link exactly as written (``raw``), which is what ingest stores on the
 ``REFERENCE`` relationship the link became; the read side joins the two, so an anchor always
-comes from the linking *version* a read selected (see ``service.read_links``).
+comes from the linking *version* a read selected (see ``service.reading.links``).
 
 Only what a reader of the linking page sees counts: link text and its sentence, never the link
 target itself (a file name such as ``681-argocd-ui-performance.md`` names the target's own

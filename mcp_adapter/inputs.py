@@ -1,10 +1,10 @@
 """Typed arguments of the MCP tools (their ``inputSchema``), written for a model to fill in.
 
-Limits and defaults come from the service (``service.read_limits``, via ``edge.reading``), so
+Limits and defaults come from the service (``service.reading.limits``, via ``edge.reading``), so
 the schema an agent sees and the checks the service makes agree. Unknown arguments are refused,
 and so is a value of another JSON type than the schema says — ``"2"`` for an integer, ``"yes"``
 or ``1`` for a boolean — exactly as REST refuses it (one strictness on every surface): integers
-are ``service.read_request.JsonInt`` (a JSON integer, never a string or a boolean, as the REST
+are ``service.reading.request.JsonInt`` (a JSON integer, never a string or a boolean, as the REST
 read request takes them) and booleans ``StrictBool``.
 """
 
@@ -26,7 +26,7 @@ from edge.reading import (
     MAX_ITEMS,
     MAX_NODES,
 )
-from service.read_request import JsonInt
+from service.reading.request import JsonInt
 
 _STRICT = ConfigDict(extra="forbid")
 

@@ -54,9 +54,9 @@ from edge.version import package_version
 from mcp_adapter import errors
 from mcp_adapter.prompts import PROMPTS, prompt_named
 from mcp_adapter.tools import TOOLS, ToolSpec
+from service.admin.discovery_results import ElementRow
 from service.app import MemoryService
 from service.authz import Caller
-from service.results_discovery import ElementRow
 
 SERVER_NAME = "ameide-memory"
 INSTRUCTIONS = (

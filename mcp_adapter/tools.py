@@ -19,10 +19,10 @@ from edge import reading
 from mcp_adapter import inputs, outputs
 from service.app import MemoryService
 from service.authz import Caller
-from service.read_request import ReadRequest
+from service.freshness.results import DriftList, GapsReport
+from service.reading.request import ReadRequest
+from service.reading.results import CitationsVerified, Neighborhood, ReadContext
 from service.results import ElementHistory, ElementWithVersion, Proposal
-from service.results_drift import DriftList, GapsReport
-from service.results_read import CitationsVerified, Neighborhood, ReadContext
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False

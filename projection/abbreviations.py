@@ -7,7 +7,7 @@ and the other way round. A read therefore collects the definitions that its best
 bodies state (text the caller may read: candidates are already trimmed and selected, so nothing
 is learnt from content the caller cannot see) and, when the question spells out a defined
 abbreviation but does not use its short form, searches again with the short form added
-(``service.read_pipeline``; ``explain`` shows it under ``query_rewrite``).
+(``service.reading.pipeline``; ``explain`` shows it under ``query_rewrite``).
 
 Only that direction: a short form is already a rare, telling word, while the words of its long
 form are common ones that pull in unrelated pages (measured on the real backlog: adding

@@ -196,7 +196,7 @@ class VersionSignals:
 
 
 class DerivedIndex(Protocol):
-    """What outbox upkeep (``service.index_ops.IndexMaintainer``) needs of a derived,
+    """What outbox upkeep (``service.indexing.upkeep.IndexMaintainer``) needs of a derived,
     rebuildable projection of version chunks: the keyword index, or the embedding index."""
 
     def replace_versions(

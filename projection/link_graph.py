@@ -2,7 +2,7 @@
 
 **The anchor field** describes each version by the words other pages use to link to it. A read
 builds one :class:`LinkGraph` from the links among the versions of its selection
-(``service.read_links``): a linking version is in the selection only when the caller may read
+(``service.reading.links``): a linking version is in the selection only when the caller may read
 it and it is selected at the read's ``as_of``, so an anchor from a page the caller cannot read,
 or from a version that is not the one selected, never counts — and the field's statistics
 (document count, document frequencies, average length) are computed from the counted anchors

@@ -25,14 +25,14 @@ from projection.keyword_index import KeywordIndex
 from runtime.compose import compose
 from runtime.engines import index_engine, keyword_index_opener, other_engines_indexes
 from service.app import MemoryService
-from service.background import BackgroundUpkeep
 from service.clock import Clock
 from service.core import UowFactory
-from service.index_ops import IndexMaintainer
-from service.read_pipeline import ReadPipeline
-from service.semantic_recall import SemanticRecall
+from service.indexing.background import BackgroundUpkeep
+from service.indexing.semantic import SemanticRecall
+from service.indexing.upkeep import IndexMaintainer
+from service.ingesting.scheduling import SourceRunner, SourceScheduler
+from service.reading.pipeline import ReadPipeline
 from service.settings import Settings
-from service.sources_runner import SourceRunner, SourceScheduler
 from storage.db import SqlAlchemyUnitOfWork, database_identity, make_engine
 from storage.revision import SCHEMA_REVISION, database_revision
 
@@ -78,7 +78,9 @@ class App:
     status_upkeep: BackgroundUpkeep | None = None  # the keyword index's background upkeep
     wrote: threading.Event | None = None  # set by this process's first committed write
     owner_heartbeat: Heartbeat | None = None  # renews this node's claim on the index directory
-    source_runner: SourceRunner | None = None  # runs registered sources (``service.sources``)
+    source_runner: SourceRunner | None = (
+        None  # runs registered sources (``service.ingesting.sources``)
+    )
     source_scheduler: SourceScheduler | None = None  # started by ``ameide serve``
 
     def start_source_scheduler(self, poll_s: float = 1.0) -> None:

@@ -14,40 +14,40 @@ from pathlib import Path
 from ingest.source import BacklogSourceFactory
 from projection.keyword_index import KeywordIndex
 from projection.ranking import RankingWeights
-from service.admin import Admin
+from service.admin.discovery import Discovery
+from service.admin.tenancy import Admin
+from service.admin.tokens import TokenRegistry
 from service.app import MemoryService, UseCases
+from service.audit.erasure import Erasure
+from service.audit.history import History
 from service.audit_trail import AuditTrail
 from service.authz import Authorizer
-from service.background import BackgroundUpkeep
 from service.clock import Clock
 from service.core import UowFactory
-from service.curation import Curation
-from service.decisions import Decisions
-from service.discovery import Discovery
-from service.drift import Drift
-from service.elements import Elements
-from service.erasure import Erasure
-from service.evaluation import Evaluation
-from service.gaps import Gaps
+from service.freshness.drift import Drift
+from service.freshness.gaps import Gaps
 from service.gate import Gate
-from service.history import History
-from service.index_admin import IndexAdmin
-from service.index_ops import IndexMaintainer
-from service.ingest import Ingest
-from service.ingest_links import LinkMirror
-from service.ingest_mirror import FileMirror
+from service.governance.curation import Curation
+from service.governance.decisions import Decisions
+from service.governance.elements import Elements
+from service.governance.proposal_book import ProposalBook
+from service.governance.publishing import Publishing
+from service.governance.review import Review
+from service.governance.writer import ElementWriter
+from service.indexing.background import BackgroundUpkeep
+from service.indexing.maintenance import IndexAdmin
+from service.indexing.semantic import SemanticRecall
+from service.indexing.upkeep import IndexMaintainer
+from service.ingesting.backlog import Ingest
+from service.ingesting.links import LinkMirror
+from service.ingesting.mirror import FileMirror
+from service.ingesting.scheduling import SourceRunner, Timing
+from service.ingesting.sources import Sources
 from service.kernel import Kernel
-from service.proposal_book import ProposalBook
-from service.publishing import Publishing
-from service.read_pipeline import ReadPipeline
-from service.reading import Reading
-from service.review import Review
-from service.selection_cache import SelectionCache
-from service.semantic_recall import SemanticRecall
-from service.sources import Sources
-from service.sources_runner import SourceRunner, Timing
-from service.tokens import TokenRegistry
-from service.writer import ElementWriter
+from service.reading.context import Reading
+from service.reading.evaluation import Evaluation
+from service.reading.pipeline import ReadPipeline
+from service.reading.selection_cache import SelectionCache
 
 
 def compose(

@@ -31,12 +31,12 @@ from edge.network import MAX_REQUEST_BYTES, is_loopback, refuse_open_bind
 from edge.tracing import OK
 from mcp_adapter.http import METADATA_PATH, create_http_app
 from mcp_adapter.settings import McpSettings
-from server.grpc_calls import Behavior, current_call, wrap_unary
-from server.grpc_server import create_grpc_server
-from server.http_guard import HostGuard, HostPolicy
-from server.http_limits import BodyLimit, BodyText, limited_h11
-from server.rest import create_app
-from server.rest_observe import Metrics, log_request
+from server.grpc.calls import Behavior, current_call, wrap_unary
+from server.grpc.server import create_grpc_server
+from server.http.guard import HostGuard, HostPolicy
+from server.http.limits import BodyLimit, BodyText, limited_h11
+from server.rest.app import create_app
+from server.rest.observe import Metrics, log_request
 from service.app import MemoryService
 from service.settings import Settings
 
@@ -48,10 +48,10 @@ class ServeConfig:
     """Where to listen, whether tokens are required, and the limits of the HTTP listener.
 
     ``allowed_hosts`` / ``allowed_origins`` extend the Host and Origin allow-lists
-    (:mod:`server.http_guard`); ``tls_cert`` / ``tls_key`` serve HTTPS and gRPC over TLS, which a
+    (:mod:`server.http.guard`); ``tls_cert`` / ``tls_key`` serve HTTPS and gRPC over TLS, which a
     non-loopback address requires unless ``insecure_http`` (tokens would cross the network in
     clear); ``header_timeout``, ``keep_alive`` and ``max_connections`` bound what idle and
-    half-sent connections can hold (:mod:`server.http_limits`).
+    half-sent connections can hold (:mod:`server.http.limits`).
     """
 
     host: str = "127.0.0.1"

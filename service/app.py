@@ -1,8 +1,8 @@
 """The service facade: every operation by name, each delegated to the use-case group that owns it.
 
-The groups (``service.elements``, ``service.curation``, ``service.review``, …) are built in
-``runtime`` with what they use and handed in; none inherits another. Adapters (CLI, MCP,
-REST, gRPC) call only these operations.
+The groups (``service.governance.elements``, ``service.governance.curation``,
+``service.governance.review``, …) are built in ``runtime`` with what they use and handed in; none
+inherits another. Adapters (CLI, MCP, REST, gRPC) call only these operations.
 """
 
 from __future__ import annotations
@@ -12,23 +12,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Concatenate, Generic, ParamSpec, TypeVar
 
-from service.admin import Admin
+from service.admin.discovery import Discovery
+from service.admin.tenancy import Admin
+from service.admin.tokens import TokenRegistry
+from service.audit.erasure import Erasure
+from service.audit.history import History
 from service.authz import Caller
-from service.curation import Curation
-from service.discovery import Discovery
-from service.drift import Drift
-from service.elements import Elements
-from service.erasure import Erasure
-from service.evaluation import Evaluation
-from service.gaps import Gaps
-from service.history import History
-from service.index_admin import IndexAdmin
-from service.ingest import Ingest
-from service.publishing import Publishing
-from service.reading import Reading
-from service.review import Review
-from service.sources import Sources
-from service.tokens import TokenRegistry
+from service.freshness.drift import Drift
+from service.freshness.gaps import Gaps
+from service.governance.curation import Curation
+from service.governance.elements import Elements
+from service.governance.publishing import Publishing
+from service.governance.review import Review
+from service.indexing.maintenance import IndexAdmin
+from service.ingesting.backlog import Ingest
+from service.ingesting.sources import Sources
+from service.reading.context import Reading
+from service.reading.evaluation import Evaluation
 
 P = ParamSpec("P")
 R = TypeVar("R")

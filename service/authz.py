@@ -189,3 +189,10 @@ class Authorizer:
             levels = narrow_clearances(levels, other_levels)
         actions = frozenset(a for a in actions if a in levels)
         return Permission(repo_key, actions, levels)
+
+
+def access_levels(perms: Mapping[str, Permission]) -> dict[str, list[str]]:
+    """Repository key → the classification names readable there."""
+    return {
+        repo: [c.value for c in Classification if perm.may_see(c)] for repo, perm in perms.items()
+    }

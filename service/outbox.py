@@ -1,7 +1,7 @@
 """The index outbox as the upkeep consumes it: the store port of each derived index's
 consumer (``IndexOutboxStore``) and the transaction it runs in (``OutboxUnitOfWork``).
-``service.ports.Store`` includes the port; the upkeep (``service.index_ops``) and the chunk rows
-it writes (``service.index_rows``) ask for nothing else.
+``service.ports.Store`` includes the port; the upkeep (``service.indexing.upkeep``) and the chunk
+rows it writes (``service.indexing.rows``) ask for nothing else.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ class IndexOutboxStore(Protocol):
 
 
 class OutboxUnitOfWork(Protocol):
-    """A transaction as index upkeep (``service.index_ops``) uses it: the outbox and chunk rows
-    of its store, and an explicit commit (``service.core.UnitOfWork`` is the full port)."""
+    """A transaction as index upkeep (``service.indexing.upkeep``) uses it: the outbox and chunk
+    rows of its store, and an explicit commit (``service.core.UnitOfWork`` is the full port)."""
 
     @property
     def store(self) -> IndexOutboxStore: ...

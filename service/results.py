@@ -1,9 +1,9 @@
 """The shape of every service result, typed once: every operation of ``service.app`` returns
-one of these models (or a list of them; the read side: ``service.results_read``, discovery:
-``service.results_discovery``, the rest: ``service.results_ops``), REST declares it as the
+one of these models (or a list of them; the read side: ``service.reading.results``, discovery:
+``service.admin.discovery_results``, the rest: ``service.results_ops``), REST declares it as the
 ``response_model``, MCP publishes its JSON Schema as the tool's ``outputSchema``, and every
 adapter dumps it the same way at the edge (``edge.results.as_json``); gRPC maps that JSON to
-its messages by field name (``server.grpc_convert``). ``service.views`` builds the parts of the
+its messages by field name (``server.grpc.convert``). ``service.views`` builds the parts of the
 write side and administration.
 
 Each model allows fields it does not name, so a field the service adds later passes through

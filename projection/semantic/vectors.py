@@ -1,8 +1,8 @@
 """The embedding index: one unit vector per indexed chunk, derived state like the keyword index.
 
 Kept in one SQLite file (``HOME/vectors/vectors.sqlite``) by the same outbox upkeep as the
-keyword index (``service.index_ops.IndexMaintainer``, run off the request path): it has its own
-watermark and open gaps, rebuilds from the database, and starts over when its format or model
+keyword index (``service.indexing.upkeep.IndexMaintainer``, run off the request path): it has its
+own watermark and open gaps, rebuilds from the database, and starts over when its format or model
 changes (:data:`FORMAT`). Vectors are cached by the SHA-256 of the text they embed, so a rebuild,
 a re-ingest or an unchanged chunk of a new version never embeds the same text twice; cached
 vectors that no chunk uses any more are deleted when versions are deleted (erasure), so no

@@ -152,7 +152,7 @@ def serving(cli: Cli) -> Iterator[Cli]:
     """``cli`` in remote mode: REST (``create_app``, a real uvicorn socket) over its
     initialised home, a token per principal minted on first use."""
     from runtime import build_app
-    from server.rest import create_app
+    from server.rest.app import create_app
     from service.authz import Caller
     from service.settings import Settings
     from tests.e2e.rest_harness import running

@@ -16,8 +16,8 @@ import grpc
 import pytest
 
 from ameide_proto.v1 import governance_pb2_grpc, knowledge_pb2_grpc, projection_pb2_grpc
-from server import grpc_convert
-from server.grpc_server import create_grpc_server
+from server.grpc import convert as grpc_convert
+from server.grpc.server import create_grpc_server
 from service.authz import Caller
 from tests.conftest import World
 

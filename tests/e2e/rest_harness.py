@@ -19,7 +19,7 @@ import httpx2
 import uvicorn
 from fastapi.testclient import TestClient
 
-from server.rest import create_app
+from server.rest.app import create_app
 from service.authz import Caller
 from tests.conftest import World
 

@@ -47,7 +47,7 @@ from cli.main import app as cli_app
 from domain.errors import AmeideError
 from edge.results import as_json
 from mcp_adapter.http import create_http_app
-from server.rest import create_app
+from server.rest.app import create_app
 from service.authz import Caller
 from tests.conftest import World
 from tests.e2e.grpc_harness import GrpcClient, serve
@@ -72,7 +72,7 @@ STEPS = (
 """Every step of the interface, in the order the scenario first uses them."""
 
 # The documented signal of each taxonomy code on each surface (docs/architecture.md "Errors", the
-# CLI exit-code table of docs/cli.md, server/rest_errors.py, server/grpc_errors.py).
+# CLI exit-code table of docs/cli.md, server/rest/errors.py, server/grpc/errors.py).
 CLI_EXIT = {
     "INVALID_ARGUMENT": 2,
     "NOT_FOUND": 3,

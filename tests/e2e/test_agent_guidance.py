@@ -18,7 +18,7 @@ from mcp import Client
 
 from ameide_proto.v1 import governance_pb2 as gov
 from mcp_adapter.server import MemoryMcp
-from server.rest import create_app
+from server.rest.app import create_app
 from service.authz import Caller
 from tests.conftest import World
 from tests.e2e.conftest import Repo

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import pytest
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from server.rest import create_app
+from server.rest.app import create_app
 from smoke.content import SOP_CLARIFIED
 from tests.conftest import World
 from tests.e2e.browser_harness import ARTEFACTS, Browser, chromium

@@ -20,7 +20,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from runtime import build_app
-from server.rest import create_app
+from server.rest.app import create_app
 from service.settings import Settings
 from tests.e2e.conftest import Repo
 from tests.e2e.console_harness import SIGNIN_CSRF, csrf_of

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from server.rest import create_app
+from server.rest.app import create_app
 from smoke.content import SOP_CLARIFIED
 from tests.conftest import World
 from tests.e2e.console_harness import LINT_TYPED, Conflicting, conflict_scenario, csrf_of, sign_in

@@ -18,7 +18,7 @@ import html5lib
 import pytest
 from fastapi.testclient import TestClient
 
-from server.rest import create_app
+from server.rest.app import create_app
 from tests.conftest import World
 from tests.e2e.console_harness import conflict_scenario, sign_in, stale_scenario
 from tests.e2e.rest_harness import tokens_for

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from console.app import create_console
 from console.session import SessionStore
-from server.rest import create_app
+from server.rest.app import create_app
 from tests.conftest import World
 from tests.e2e.console_harness import Stale, csrf_of, sign_in, stale_scenario
 from tests.e2e.rest_harness import tokens_for

@@ -17,7 +17,7 @@ from mcp import Client
 
 from mcp_adapter.server import MemoryMcp
 from runtime import App
-from server.rest import create_app
+from server.rest.app import create_app
 from service.authz import Caller
 from tests.drift_world import V2, Scene
 from tests.e2e.console_harness import csrf_of, sign_in

@@ -13,7 +13,7 @@ from ameide_proto.v1 import governance_pb2 as gov
 from ameide_proto.v1 import governance_pb2_grpc as gov_grpc
 from domain.errors import InvalidArgument
 from mcp_adapter.http import create_http_app
-from server.grpc_server import create_grpc_server
+from server.grpc.server import create_grpc_server
 from server.serve import Endpoints, ServeConfig
 from tests.conftest import World
 from tests.e2e.serve_harness import serving

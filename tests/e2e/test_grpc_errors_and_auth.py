@@ -18,7 +18,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 from ameide_proto.v1 import governance_pb2 as gov
 from ameide_proto.v1 import knowledge_pb2 as kno
 from runtime import build_app
-from server.grpc_server import SERVICE_NAMES
+from server.grpc.server import SERVICE_NAMES
 from service.settings import Settings
 from tests.conftest import make_world
 from tests.e2e.grpc_harness import GrpcClient, serve

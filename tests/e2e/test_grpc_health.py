@@ -11,7 +11,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from server.grpc_server import SERVICE_NAMES
+from server.grpc.server import SERVICE_NAMES
 from tests.conftest import World
 from tests.e2e.grpc_harness import serve
 

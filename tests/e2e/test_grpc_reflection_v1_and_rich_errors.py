@@ -16,7 +16,7 @@ from grpc_status import rpc_status
 
 from ameide_proto.v1 import governance_pb2 as gov
 from ameide_proto.v1 import knowledge_pb2 as kno
-from server.grpc_server import SERVICE_NAMES
+from server.grpc.server import SERVICE_NAMES
 from tests.conftest import World
 from tests.e2e.grpc_harness import GrpcClient, serve
 

@@ -15,7 +15,7 @@ from mcp import Client
 
 from mcp_adapter.http import create_http_app
 from mcp_adapter.server import MemoryMcp
-from server.rest import create_app
+from server.rest.app import create_app
 from tests.conftest import World
 from tests.e2e.mcp_harness import error_of, error_text, http_session, structured
 from tests.e2e.rest_harness import running, tokens_for

@@ -1,7 +1,7 @@
 """A read request's rules, each refused alike on every surface that takes the input: the CLI,
 REST, MCP and the console's Ask page. The CLI, MCP and the console build the request with one
 builder (``edge.reading.read_request``); REST sends the request's own structure, validated by the
-same model (``service.read_request``). The same bad input gets the same code and the same words
+same model (``service.reading.request``). The same bad input gets the same code and the same words
 everywhere (before, ``context --as-of yesterday`` said "malformed --as-of 'yesterday'…" where
 MCP said "unparsable instant…", and each surface worded a bad repository its own way)."""
 
@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from cli.main import app as cli_app
 from mcp_adapter.server import MemoryMcp
-from server.rest import create_app
+from server.rest.app import create_app
 from tests.conftest import World
 from tests.e2e.console_harness import sign_in
 from tests.e2e.mcp_harness import error_of

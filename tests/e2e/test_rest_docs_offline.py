@@ -20,7 +20,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.wait import WebDriverWait
 
-from server.rest import create_app
+from server.rest.app import create_app
 from tests.conftest import World
 from tests.e2e.browser_harness import CHROMEDRIVER, CHROMIUM, require_browser
 from tests.e2e.rest_harness import running

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from server.rest import MAX_BODY_BYTES
+from server.rest.app import MAX_BODY_BYTES
 from tests.conftest import World
 from tests.e2e.rest_harness import Rest, rest_client
 

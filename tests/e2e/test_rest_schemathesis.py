@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from ingest.plan import element_id_for
-from server.rest import create_app
+from server.rest.app import create_app
 from service.authz import Caller
 from tests.conftest import ADMIN, World
 from tests.e2e.rest_harness import running

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from domain.errors import InvalidArgument
-from server.grpc_server import SERVICE_NAMES
+from server.grpc.server import SERVICE_NAMES
 from server.serve import AmeideServer, Endpoints, ServeConfig
 from tests.conftest import World
 from tests.e2e.mcp_harness import ROOT, http_session, structured

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from server.rest import MAX_BODY_BYTES
+from server.rest.app import MAX_BODY_BYTES
 from smoke.content import ADMIN
 from smoke.embedded import EmbeddedInstance
 from smoke.surface import ServiceSurface

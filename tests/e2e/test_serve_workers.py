@@ -27,7 +27,7 @@ from fastapi.testclient import TestClient
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ameide_proto.v1 import projection_pb2, projection_pb2_grpc
-from server.rest import create_app
+from server.rest.app import create_app
 from smoke.content import ADMIN
 from smoke.embedded import EmbeddedInstance
 from smoke.surface import ServiceSurface

@@ -11,7 +11,7 @@ from mcp import Client
 
 from edge.version import package_version
 from mcp_adapter.server import MemoryMcp
-from server.rest import create_app
+from server.rest.app import create_app
 from tests.conftest import World
 
 

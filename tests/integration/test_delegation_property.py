@@ -36,7 +36,7 @@ from typer.testing import CliRunner
 from cli.main import app as cli_app
 from domain.errors import AmeideError
 from runtime import App, build_app
-from server.rest import create_app
+from server.rest.app import create_app
 from service.authz import Caller
 from service.settings import Settings
 from tests.conftest import ADMIN

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from domain.errors import FailedPrecondition, LegalHoldActive
 from domain.model import ERASED_BODY
-from service.read_request import parse_request
+from service.reading.request import parse_request
 from storage import schema as t
 from tests.conftest import World, make_world
 from tests.read_world import publish, request

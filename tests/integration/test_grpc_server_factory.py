@@ -13,12 +13,12 @@ from domain import errors
 from edge.errors import ERROR_TABLE, Unavailable
 from edge.network import is_loopback
 from runtime import App
-from server.grpc_calls import current_call, wrap_unary
-from server.grpc_errors import status_for
-from server.grpc_governance import GovernanceServicer
-from server.grpc_knowledge import KnowledgeServicer
-from server.grpc_projection import ProjectionServicer
-from server.grpc_server import create_grpc_server
+from server.grpc.calls import current_call, wrap_unary
+from server.grpc.errors import status_for
+from server.grpc.governance import GovernanceServicer
+from server.grpc.knowledge import KnowledgeServicer
+from server.grpc.projection import ProjectionServicer
+from server.grpc.server import create_grpc_server
 from service.settings import Settings
 from tests.conftest import World, make_world
 

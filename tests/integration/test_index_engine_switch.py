@@ -18,7 +18,7 @@ from domain.errors import IndexBuilding
 from projection.tantivy import TantivyKeywordIndex
 from projection.whoosh import WhooshKeywordIndex
 from runtime import build_app
-from service.index_ops import IndexMaintainer
+from service.indexing.upkeep import IndexMaintainer
 from service.settings import Settings
 from tests.conftest import make_world
 from tests.read_world import request

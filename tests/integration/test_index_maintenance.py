@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from projection.keyword_index import IndexFilter
 from runtime import App, build_app
-from service import index_ops
+from service.indexing import upkeep as index_ops
 from service.settings import Settings
 from storage import schema as t
 from tests.conftest import World, keyword_index_dir, make_world

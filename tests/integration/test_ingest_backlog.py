@@ -546,10 +546,10 @@ def test_front_matter_cannot_forge_the_metadata_ingest_records(sqlite_mirror):
 def test_a_run_that_fails_in_a_later_batch_keeps_whole_batches_and_a_rerun_converges(
     mirror, monkeypatch
 ):
-    import service.ingest_mirror
+    import service.ingesting.mirror
     from storage.store_ingest import IngestStore
 
-    monkeypatch.setattr(service.ingest_mirror, "BATCH", 2)  # four files: two units of work
+    monkeypatch.setattr(service.ingesting.mirror, "BATCH", 2)  # four files: two units of work
     first_commit(mirror.git)
     real = IngestStore.insert_ingest_files
     calls: list[int] = []

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 from runtime import App, build_app
 from service.authz import Caller
-from service.read_request import ReadRequest
-from service.read_selection import readable_repositories, resolve_selection
-from service.selection_cache import SelectionCache
+from service.reading.request import ReadRequest
+from service.reading.selection import readable_repositories, resolve_selection
+from service.reading.selection_cache import SelectionCache
 from service.settings import Settings
 from tests.conftest import World, make_world
 from tests.read_world import add_evidence, scope

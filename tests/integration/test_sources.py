@@ -14,8 +14,8 @@ import pytest
 from domain.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from runtime import App, build_app
 from service.authz import Caller
+from service.ingesting.scheduling import SourceRunner
 from service.settings import Settings
-from service.sources_runner import SourceRunner
 from tests.integration.ingest.conftest import GitRepo
 
 ADMIN = Caller("user:admin", purpose="test")

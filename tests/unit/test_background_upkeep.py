@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any
 
-from service.background import BackgroundUpkeep
+from service.indexing.background import BackgroundUpkeep
 
 
 class Recorder:

@@ -18,8 +18,10 @@ MODULES = sorted(CONSOLE.glob("*.py"))
 ALLOWED_SERVICE_IMPORTS = {
     "service.app": {"MemoryService"},  # the facade, called by operation name
     "service.authz": {"Caller"},  # the caller value every surface builds
-    "service.queue": {"QueueFilter"},  # the queue's filter value (validated by the service)
-    "service.history": {"MAX_HISTORY"},  # the largest page of history the service answers
+    "service.governance.queue": {
+        "QueueFilter"
+    },  # the queue's filter value (validated by the service)
+    "service.audit.history": {"MAX_HISTORY"},  # the largest page of history the service answers
 }
 ALLOWED_DOMAIN_IMPORTS = {
     "domain.errors",  # the error taxonomy it renders

@@ -26,8 +26,8 @@ from projection.ranking import (
     score,
 )
 from projection.selection import SelectedVersion, Selection, is_superseded, valid_at
-from service.read_recall import Trace, expand
-from service.read_request import Expand
+from service.reading.recall import Trace, expand
+from service.reading.request import Expand
 
 NOW = 1_800_000_000.0
 

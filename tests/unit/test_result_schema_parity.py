@@ -1,5 +1,5 @@
 """One result schema: REST's response models and MCP's output schemas are the same classes
-(``service.results``/``service.results_read``), and the hand-written protos carry every field
+(``service.results``/``service.reading.results``), and the hand-written protos carry every field
 of them (under the few names protobuf spells differently, listed here)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from ameide_proto.v1 import governance_pb2 as g
 from ameide_proto.v1 import knowledge_pb2 as k
 from ameide_proto.v1 import projection_pb2 as p
 from service import results as r
-from service import results_read as rr
 from service.app import MemoryService, operations
+from service.reading import results as rr
 
 # result model → (proto message, {result field: proto field} where protobuf renames one)
 PAIRS: dict[type[BaseModel], tuple[type, dict[str, str]]] = {
@@ -141,7 +141,7 @@ def _returned(operation: str) -> Any:
 
 @pytest.fixture(scope="module")
 def openapi() -> dict[str, Any]:
-    from server.rest import create_app
+    from server.rest.app import create_app
     from service.settings import Settings
 
     app = create_app(None, settings=Settings())  # type: ignore[arg-type]  # documents only

@@ -140,7 +140,7 @@ def test_the_embedding_index_rebuilds_from_the_database(semantic_app: App) -> No
 
 
 def _req(w: World, query: str):  # type: ignore[no-untyped-def]
-    from service.read_request import ReadRequest
+    from service.reading.request import ReadRequest
 
     return ReadRequest.model_validate(request(w.repo, query))
 

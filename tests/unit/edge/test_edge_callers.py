@@ -16,7 +16,7 @@ from edge.callers import (
     presented_token,
     resolve_caller,
 )
-from service.tokens import Authenticated
+from service.admin.tokens import Authenticated
 
 TOKENS = {"amt_good": Authenticated("agent:claude", "tok_0123456789abcdef")}
 

@@ -9,7 +9,7 @@ import pytest
 from domain.errors import InvalidArgument
 from domain.values import describe_problem, parse_instant, parse_scope, require_zone
 from edge.reading import DEFAULT_MAX_CHARS, DEFAULT_MAX_ITEMS, read_request, read_scope
-from service.read_request import parse_request
+from service.reading.request import parse_request
 
 MALFORMED = "malformed {name} {text!r}"
 

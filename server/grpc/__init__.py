@@ -1,0 +1,1 @@
+"""The gRPC adapter: servicers, interceptors, conversion, health and reflection."""

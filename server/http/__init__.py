@@ -1,0 +1,1 @@
+"""What every HTTP listener applies: Host/Origin checks and request limits."""

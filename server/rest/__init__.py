@@ -1,0 +1,1 @@
+"""The REST adapter (FastAPI) over ``/v1``."""

@@ -1,0 +1,1 @@
+"""Tenancy and identity: repositories, grants, delegations, tokens, discovery."""

@@ -1,0 +1,1 @@
+"""History and compliance: the audit trail, the access log, trimming of history, erasure."""

@@ -1,0 +1,2 @@
+"""Freshness: curated pages whose cited evidence moved (drift), and where knowledge is thin
+(gaps)."""

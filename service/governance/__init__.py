@@ -1,0 +1,1 @@
+"""The governed write path: elements, proposals, review, decisions and publishing."""

@@ -1,0 +1,1 @@
+"""The derived indexes: upkeep from the outbox, rebuilds, status, the background thread."""

@@ -1,0 +1,1 @@
+"""The read side: read_context's request, selection, recall, ranking and packing; evaluation."""
