@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         svc = app.service
         semantic, app.reads.semantic = app.reads.semantic, None  # keyword-only first
         started = time.perf_counter()
-        report = svc.ingest_backlog(ingestor, str(src), REPO)
+        report = svc.ingest.ingest_backlog(ingestor, str(src), REPO)
         ingest_s = time.perf_counter() - started
         files = report["counts"]["new"]
         rows.append((f"first ingest, {files} files (s)", f"{ingest_s:.1f}"))
@@ -127,7 +127,7 @@ def _timed_reads(
         if forget is not None:  # every timed read encodes its question, as a new one would
             forget()
         t0 = time.perf_counter()
-        svc.read_context(reader, {"scope": scope, "query": q, "budget": {"max_items": 10}})
+        svc.reading.read_context(reader, {"scope": scope, "query": q, "budget": {"max_items": 10}})
         return (time.perf_counter() - t0) * 1000
 
     for q in questions:  # warm-up

@@ -44,11 +44,11 @@ def seed(app: App, total_chunks: int) -> tuple[int, datetime]:
     """Write documents until at least ``total_chunks`` chunks (as the index splits them) are
     indexed; (chunks, mid instant)."""
     svc = app.service
-    svc.bootstrap_admin(ADMIN.principal_id)
+    svc.admin.bootstrap_admin(ADMIN.principal_id)
     for repo in REPOSITORIES:
-        svc.create_repository(ADMIN, repo)
-        svc.grant(ADMIN, AGENT.principal_id, "reader", repo, "internal")
-        svc.grant(ADMIN, "user:bench-publisher", "publisher", repo, "restricted")
+        svc.admin.create_repository(ADMIN, repo)
+        svc.admin.grant(ADMIN, AGENT.principal_id, "reader", repo, "internal")
+        svc.admin.grant(ADMIN, "user:bench-publisher", "publisher", repo, "restricted")
     chunks, canonical = 0, []
     prov = Provenance("user", "user:bench")
     with SqlAlchemyUnitOfWork(app.engine) as uow:  # no index hook: the rebuild below indexes
@@ -79,7 +79,9 @@ def seed(app: App, total_chunks: int) -> tuple[int, datetime]:
         uow.commit()
     publisher = Caller("user:bench-publisher", purpose="bench")
     for repo in REPOSITORIES:
-        svc.promote(publisher, svc.create_baseline(publisher, repo)["baseline_id"], repo, "bench")
+        svc.publishing.promote(
+            publisher, svc.publishing.create_baseline(publisher, repo)["baseline_id"], repo, "bench"
+        )
     mid = app.clock.now()
     with SqlAlchemyUnitOfWork(app.engine) as uow:
         for el in canonical[::10]:
@@ -146,7 +148,7 @@ def run_size(total: int, home: Path) -> list[tuple[str, str]]:
     scope = {"tenant_id": tenant, "organization_id": org, "repository_id": repo}
 
     def read(q: str, **extra: Any) -> object:
-        return svc.read_context(AGENT, {"scope": scope, "query": q, **extra})
+        return svc.reading.read_context(AGENT, {"scope": scope, "query": q, **extra})
 
     raw = IndexFilter({REPOSITORIES[0]: 1})
     rows = [
@@ -172,7 +174,7 @@ def run_size(total: int, home: Path) -> list[tuple[str, str]]:
 
 def _incremental(app: App) -> str:
     svc = app.service
-    element_id = svc.create_element(ADMIN, REPOSITORIES[0], title="t", body="# T\n\nx\n")[
+    element_id = svc.elements.create_element(ADMIN, REPOSITORIES[0], title="t", body="# T\n\nx\n")[
         "element"
     ]["element_id"]
     seconds = []

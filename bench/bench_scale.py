@@ -56,11 +56,11 @@ def seed(home: Path, total_chunks: int) -> dict[str, Any]:
     app = build_app(Settings(home=home), migrate=True, background=False)
     app.indexer.catch_up = lambda *args, **kwargs: 0  # type: ignore[method-assign,union-attr]
     svc = app.service
-    svc.bootstrap_admin(ADMIN.principal_id)
+    svc.admin.bootstrap_admin(ADMIN.principal_id)
     for repo in REPOSITORIES:
-        svc.create_repository(ADMIN, repo)
-        svc.grant(ADMIN, AGENT.principal_id, "reader", repo, "internal")
-        svc.grant(ADMIN, "user:bench-publisher", "publisher", repo, "restricted")
+        svc.admin.create_repository(ADMIN, repo)
+        svc.admin.grant(ADMIN, AGENT.principal_id, "reader", repo, "internal")
+        svc.admin.grant(ADMIN, "user:bench-publisher", "publisher", repo, "restricted")
     prov = Provenance("user", "user:bench")
     chunks = documents = canonical_count = 0
     canonical: list[tuple[Element, Any]] = []
@@ -100,7 +100,9 @@ def seed(home: Path, total_chunks: int) -> dict[str, Any]:
     seeded = time.perf_counter() - started
     publisher = Caller("user:bench-publisher", purpose="bench")
     for repo in REPOSITORIES:
-        svc.promote(publisher, svc.create_baseline(publisher, repo)["baseline_id"], repo, "bench")
+        svc.publishing.promote(
+            publisher, svc.publishing.create_baseline(publisher, repo)["baseline_id"], repo, "bench"
+        )
     mid = app.clock.now()
     at = app.clock.now()
     heads = []
@@ -194,7 +196,7 @@ def measure(home: Path, engine: str, mid: str, *, full_rebuild: bool = True) -> 
     scope = {"tenant_id": tenant, "organization_id": org, "repository_id": repo}
 
     def read(q: str, **extra: Any) -> object:
-        return app.service.read_context(AGENT, {"scope": scope, "query": q, **extra})
+        return app.service.reading.read_context(AGENT, {"scope": scope, "query": q, **extra})
 
     raw = IndexFilter({REPOSITORIES[0]: 1})
     runs: dict[str, Callable[[str], object]] = {

@@ -72,7 +72,7 @@ def _corpus_rows(ameide: str, args: argparse.Namespace) -> list[tuple[str, list[
     cache = args.embedding_cache if args.semantic else None
     with corpus_home(BUNDLE, "bench-startup", cache, background=False) as (src, app, ing, reader):
         semantic, app.reads.semantic = app.reads.semantic, None
-        report = app.service.ingest_backlog(ing, str(src), REPO)
+        report = app.service.ingest.ingest_backlog(ing, str(src), REPO)
         app.reads.catch_up_index()
         files = report["counts"]["new"]
         home = str(app.settings.home)

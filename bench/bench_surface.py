@@ -9,8 +9,8 @@ It seeds a temporary home (SQLite; ``--postgres`` puts the database in a fresh P
 at AMEIDE_BENCH_POSTGRES_URL instead) with the sample backlog of ``examples/backlog`` ingested
 as evidence, padded with synthetic documents from ``bench.corpus`` to about ``--chunks`` more
 chunks, and the Testing SOP of ``examples/testing-sop.md`` written as canonical and published.
-A reader principal gets a bearer token. The in-process ``MemoryService.read_context`` is timed
-first; then, for each ``--workers`` count, ``ameide serve --workers W`` starts as a separate
+A reader principal gets a bearer token. The in-process ``MemoryService.reading.read_context`` is
+timed first; then, for each ``--workers`` count, ``ameide serve --workers W`` starts as a separate
 process on free loopback ports (so the load generator does not share the servers' GIL) and the
 same read is timed through REST (``POST /v1/context`` with httpx, one keep-alive connection per
 client), gRPC (``GetReadContext`` through the generated stub, a channel per client) and MCP over
@@ -128,22 +128,22 @@ def write_source(target: Path, chunks: int) -> int:
 def seed(app: App, source: Path) -> tuple[str, dict[str, Any]]:
     """Roles, the ingested backlog, the published Testing SOP; (reader token, index status)."""
     svc = app.service
-    svc.bootstrap_admin(ADMIN.principal_id)
-    svc.create_repository(ADMIN, REPO)
+    svc.admin.bootstrap_admin(ADMIN.principal_id)
+    svc.admin.create_repository(ADMIN, REPO)
     for who, role in [
         (INGESTOR, "ingestor"),
         (CURATOR, "curator"),
         (PUBLISHER, "publisher"),
         (READER, "reader"),
     ]:
-        svc.grant(ADMIN, who.principal_id, role, REPO)
-    svc.ingest_backlog(INGESTOR, str(source), REPO)
+        svc.admin.grant(ADMIN, who.principal_id, role, REPO)
+    svc.ingest.ingest_backlog(INGESTOR, str(source), REPO)
     sop = (EXAMPLES / "testing-sop.md").read_text(encoding="utf-8")
-    svc.create_element(CURATOR, REPO, title="Testing SOP", body=sop, type_key="ameide:sop")
-    baseline = svc.create_baseline(PUBLISHER, REPO, "bench")["baseline_id"]
-    svc.promote(PUBLISHER, baseline, REPO, "bench")
-    token = svc.create_token(ADMIN, READER.principal_id)["token"]
-    return token, svc.index_status(ADMIN)
+    svc.elements.create_element(CURATOR, REPO, title="Testing SOP", body=sop, type_key="ameide:sop")
+    baseline = svc.publishing.create_baseline(PUBLISHER, REPO, "bench")["baseline_id"]
+    svc.publishing.promote(PUBLISHER, baseline, REPO, "bench")
+    token = svc.tokens.create(ADMIN, READER.principal_id)["token"]
+    return token, svc.index.index_status(ADMIN)
 
 
 def _scope() -> dict[str, str]:
@@ -163,10 +163,10 @@ def request_body(question: str) -> dict[str, Any]:
 # -- the clients -----------------------------------------------------------------------------
 @contextmanager
 def in_process(app: App) -> Iterator[Call]:
-    """``MemoryService.read_context`` called directly."""
+    """``MemoryService.reading.read_context`` called directly."""
 
     def call(question: str) -> int:
-        return len(app.service.read_context(READER, request_body(question))["items"])
+        return len(app.service.reading.read_context(READER, request_body(question))["items"])
 
     yield call
 

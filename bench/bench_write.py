@@ -39,10 +39,10 @@ BODY = "# Runbook\n\n## Steps\n\n" + "\n".join(f"{i}. step {i} of the runbook" f
 
 def _setup(app: App, repo: str) -> None:
     svc = app.service
-    svc.bootstrap_admin(ADMIN.principal_id)
-    svc.create_repository(ADMIN, repo)
-    svc.grant(ADMIN, CURATOR.principal_id, "curator", repo)
-    svc.grant(ADMIN, AGENT.principal_id, "agent", repo)
+    svc.admin.bootstrap_admin(ADMIN.principal_id)
+    svc.admin.create_repository(ADMIN, repo)
+    svc.admin.grant(ADMIN, CURATOR.principal_id, "curator", repo)
+    svc.admin.grant(ADMIN, AGENT.principal_id, "agent", repo)
 
 
 @dataclass
@@ -78,7 +78,7 @@ def governed_writes(
     svc = app.service
     elements = []
     for t in range(writers):
-        out = svc.create_element(CURATOR, repo, title=f"Runbook {t}", body=BODY)
+        out = svc.elements.create_element(CURATOR, repo, title=f"Runbook {t}", body=BODY)
         elements.append((out["element"]["element_id"], out["version"]["version_id"]))
     _settled(app)
     barrier = threading.Barrier(writers + readers + 1)
@@ -94,7 +94,7 @@ def governed_writes(
             profile.enable()  # cProfile follows the thread that enables it: the first writer
         for n in range(per_writer):
             t0 = time.perf_counter()
-            p = svc.propose(
+            p = svc.curation.propose(
                 AGENT,
                 repo,
                 element_id=element_id,
@@ -102,7 +102,7 @@ def governed_writes(
                 body=f"{BODY}\n\nrevision {n}\n",
                 summary=f"revision {n}",
             )
-            head = svc.accept(CURATOR, p["proposal_id"])["result_version_id"]
+            head = svc.review.accept(CURATOR, p["proposal_id"])["result_version_id"]
             pair_ms[idx].append((time.perf_counter() - t0) * 1000)
         if profile is not None and idx == 0:
             profile.disable()
@@ -114,7 +114,7 @@ def governed_writes(
         barrier.wait()
         while writing.is_set():
             t0 = time.perf_counter()
-            svc.read_context(AGENT, ask)
+            svc.reading.read_context(AGENT, ask)
             read_ms[idx].append((time.perf_counter() - t0) * 1000)
 
     threads = [threading.Thread(target=write, args=(i,)) for i in range(writers)]
@@ -222,7 +222,7 @@ def as_of_cost(app: App, repo: str, versions: int, samples: int) -> tuple[float,
         t0 = time.perf_counter()
         # An element created after the instant resolves to NOT_FOUND: still a resolution.
         with contextlib.suppress(NotFound):
-            app.service.get_element(CURATOR, element_id, as_of=at)
+            app.service.elements.get_element(CURATOR, element_id, as_of=at)
         timings.append((time.perf_counter() - t0) * 1000)
     timings.sort()
     return statistics.median(timings), timings[int(len(timings) * 0.95) - 1]

@@ -5,8 +5,8 @@ corpus (``../shared/corpora/ameide-backlog.bundle``) and skips with a message wh
 It clones the bundle, ingests it into a scratch home (a temporary directory) — first at every
 commit a time-travel question names (``as_of_ref``), noting the instant after each of those
 runs, then at ``main`` — and runs the dev set ``eval/backlog-dev.jsonl`` through every pipeline
-``MemoryService.eval_pipelines()`` lists (``keyword``, ``full``, ``full_expanded``, and any
-pipeline an installed extra adds). Grades are the dev set's plus the pooled judgements of
+``MemoryService.evaluation.eval_pipelines()`` lists (``keyword``, ``full``, ``full_expanded``, and
+any pipeline an installed extra adds). Grades are the dev set's plus the pooled judgements of
 ``eval/pool.jsonl`` (documents some pipeline put in its top 10 that the dev set did not grade).
 
 Per question type it prints nDCG@10, MRR and R@10 and, for status ("what is current")
@@ -247,10 +247,10 @@ def corpus_home(
             semantic.maintainer.index.import_cache(embedding_cache)
         try:
             svc = app.service
-            svc.bootstrap_admin(admin.principal_id)
-            svc.create_repository(admin, REPO)
-            svc.grant(admin, ingestor.principal_id, "ingestor", REPO)
-            svc.grant(admin, reader.principal_id, "reader", REPO)
+            svc.admin.bootstrap_admin(admin.principal_id)
+            svc.admin.create_repository(admin, REPO)
+            svc.admin.grant(admin, ingestor.principal_id, "ingestor", REPO)
+            svc.admin.grant(admin, reader.principal_id, "reader", REPO)
             yield src, app, ingestor, reader
         finally:
             app.close()
@@ -302,7 +302,7 @@ def run_corpus(
         ingests = []
         for ref in [*older, "main"]:
             started = time.perf_counter()
-            report = svc.ingest_backlog(ingestor, str(src), REPO, ref=ref)
+            report = svc.ingest.ingest_backlog(ingestor, str(src), REPO, ref=ref)
             ingests.append(
                 {
                     "ref": ref,
@@ -320,7 +320,7 @@ def run_corpus(
             print(f"embeddings caught up in {embedded:.1f} s", file=sys.stderr)
         started = time.perf_counter()
         lines = [q.line(instants) for q in questions]
-        result = svc.evaluate(reader, REPO, lines, k=K, include_per_query=True)
+        result = svc.evaluation.evaluate(reader, REPO, lines, k=K, include_per_query=True)
         print(
             f"evaluated {len(lines)} questions in {time.perf_counter() - started:.1f} s",
             file=sys.stderr,

@@ -85,7 +85,7 @@ def init(
     """Create HOME and the database (runs the migrations); idempotent."""
     s = session(ctx, json_)
     service = s.initialise()
-    bootstrap = service.bootstrap_admin(admin) if admin else None
+    bootstrap = service.admin.bootstrap_admin(admin) if admin else None
     result: dict[str, Any] = {
         "home": str(s.home.resolve()),
         "database_url": redact(s.settings.resolved_database_url),
@@ -112,7 +112,7 @@ def whoami(ctx: typer.Context, json_: JsonFlag = False) -> None:
     """Who you are to the service: principal, on behalf of whom, purpose, your grants (role,
     scope, clearance) and whether you are a global admin."""
     s = session(ctx, json_)
-    s.emit(s.service.whoami(s.caller), _show_whoami)
+    s.emit(s.service.discovery.whoami(s.caller), _show_whoami)
 
 
 def _show_whoami(w: dict[str, Any]) -> None:
@@ -141,7 +141,7 @@ def repo_list(ctx: typer.Context, json_: JsonFlag = False) -> None:
     read, and whether a legal hold is on."""
     s = session(ctx, json_)
     s.emit(
-        s.service.list_repositories(s.caller),
+        s.service.discovery.list_repositories(s.caller),
         lambda rows: output.table(
             [{**r, "actions": ",".join(r["actions"])} for r in rows],
             [
@@ -164,7 +164,7 @@ def repo_create(
     """Create a repository (admin of its organization, tenant or everything)."""
     s = session(ctx, json_)
     s.emit(
-        s.service.create_repository(s.caller, repo),
+        s.service.admin.create_repository(s.caller, repo),
         lambda r: output.line(f"created repository {r['repository_id']} at {r['created_at']}"),
     )
 
@@ -197,7 +197,7 @@ def grant(
     s = session(ctx, json_)
     scope = _scope(role, repo, org, tenant, everything)
     s.emit(
-        s.service.grant(s.caller, principal, role, scope, clearance, for_),
+        s.service.admin.grant(s.caller, principal, role, scope, clearance, for_),
         _show_granted,
     )
 
@@ -237,7 +237,7 @@ def revoke(
     s = session(ctx, json_)
     scope = _scope(role, repo, org, tenant, everything)
     s.emit(
-        s.service.revoke(s.caller, principal, role, scope, for_),
+        s.service.admin.revoke(s.caller, principal, role, scope, for_),
         lambda r: output.line(
             f"revoked {r['role']}"
             + (f" for {r['on_behalf_of']}" if r.get("on_behalf_of") else "")
@@ -258,7 +258,7 @@ def grants(
     s = session(ctx, json_)
     scope = grant_scope(repo, org, tenant, everything)
     s.emit(
-        s.service.list_grants(s.caller, scope),
+        s.service.admin.list_grants(s.caller, scope),
         lambda rows: output.table(
             rows,
             [
@@ -279,7 +279,7 @@ def grants(
 def token_create(ctx: typer.Context, principal: Principal, json_: JsonFlag = False) -> None:
     """Mint a bearer token for yourself (or anyone, as a global admin); shown only once."""
     s = session(ctx, json_)
-    s.emit(s.service.create_token(s.caller, principal), _show_token)
+    s.emit(s.service.tokens.create(s.caller, principal), _show_token)
 
 
 def _show_token(r: dict[str, Any]) -> None:
@@ -296,7 +296,7 @@ def token_revoke(
     """Revoke a token and every token minted with it (its owner or a global admin)."""
     s = session(ctx, json_)
     s.emit(
-        s.service.revoke_token(s.caller, token_id),
+        s.service.tokens.revoke(s.caller, token_id),
         lambda r: output.line(f"revoked token {r['token_id']}"),
     )
 
@@ -317,7 +317,7 @@ def token_list(
     """List tokens, never their secrets: revoked ones too, with the token each was minted with."""
     s = session(ctx, json_)
     s.emit(
-        s.service.list_tokens(s.caller, principal),
+        s.service.tokens.list_tokens(s.caller, principal),
         lambda rows: output.table(
             [{**r, "state": "revoked" if r["revoked"] else "active"} for r in rows],
             [
@@ -337,14 +337,14 @@ def token_list(
 def hold_set(ctx: typer.Context, repo: Repo, json_: JsonFlag = False) -> None:
     """Place a legal hold on a repository (admin)."""
     s = session(ctx, json_)
-    s.emit(s.service.set_legal_hold(s.caller, repo, True), _show_hold)
+    s.emit(s.service.admin.set_legal_hold(s.caller, repo, True), _show_hold)
 
 
 @hold_app.command("release")
 def hold_release(ctx: typer.Context, repo: Repo, json_: JsonFlag = False) -> None:
     """Release the legal hold of a repository (admin)."""
     s = session(ctx, json_)
-    s.emit(s.service.set_legal_hold(s.caller, repo, False), _show_hold)
+    s.emit(s.service.admin.set_legal_hold(s.caller, repo, False), _show_hold)
 
 
 @hold_app.command("status")
@@ -352,7 +352,7 @@ def hold_status(ctx: typer.Context, repo: Repo, json_: JsonFlag = False) -> None
     """Whether a legal hold is on a repository (anyone who may read there)."""
     s = session(ctx, json_)
     s.emit(
-        s.service.hold_status(s.caller, repo),
+        s.service.discovery.hold_status(s.caller, repo),
         lambda r: output.line(
             f"legal hold {'ON' if r['legal_hold'] else 'off'} for {r['repository_id']}"
         ),

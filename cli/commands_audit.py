@@ -58,7 +58,7 @@ def history(
     """Audit events of a repository, oldest first: what happened, when, by whom, for whom."""
     s = session(ctx, json_)
     s.emit(
-        s.service.history(
+        s.service.history.history(
             s.caller,
             repo,
             since=parse_instant(since, "--since"),
@@ -99,7 +99,7 @@ def access_log(
     """Who read what in a repository, on behalf of whom and why (auditor), newest first."""
     s = session(ctx, json_)
     s.emit(
-        s.service.access_log(s.caller, repo, limit),
+        s.service.history.access_log(s.caller, repo, limit),
         lambda rows: output.table(
             rows,
             [
@@ -151,7 +151,7 @@ def audit_verify(
     s = session(ctx, json_)
     chain = _chain(repo, global_)
     kept = checkpoints.load(s.home, checkpoint) if checkpoint is not None else None
-    verdict = as_json(s.service.verify_audit(s.caller, chain, kept))
+    verdict = as_json(s.service.history.verify_audit(s.caller, chain, kept))
     s.emit(verdict, _show_verdict)
     if not verdict["ok"]:
         at = verdict["first_broken_event_id"]
@@ -176,7 +176,7 @@ def audit_checkpoint(
     database (redirect --json to a file) and check it later with `audit verify --checkpoint`."""
     s = session(ctx, json_)
     chain = _chain(repo, global_)
-    taken = checkpoints.signed(s.home, as_json(s.service.audit_checkpoint(s.caller, chain)))
+    taken = checkpoints.signed(s.home, as_json(s.service.history.audit_checkpoint(s.caller, chain)))
     s.emit(
         taken,
         lambda c: output.line(
@@ -228,7 +228,7 @@ def audit_export(
     from service.audit.history import MAX_HISTORY  # the largest page the service answers
 
     rows = as_json(
-        s.service.history(
+        s.service.history.history(
             s.caller,
             repo,
             since=parse_instant(since, "--since"),

@@ -51,7 +51,7 @@ def drift_list(
     """Drifted pages: each page, the evidence it cites, pinned and current versions, since when
     (only what you may read on both ends)."""
     s = session(ctx, json_)
-    s.emit(plain(s.service.drift_list(s.caller, repo)), lambda d: _show_drift(d, diff))
+    s.emit(plain(s.service.drift.drift_list(s.caller, repo)), lambda d: _show_drift(d, diff))
 
 
 def _show_drift(d: dict[str, Any], with_diff: bool) -> None:
@@ -104,7 +104,7 @@ def drift_review(
     s = session(ctx, json_)
     s.emit(
         plain(
-            s.service.drift_review(
+            s.service.drift.drift_review(
                 s.caller, page_id, evidence_id, evidence_version_id=up_to, note=note
             )
         ),
@@ -144,7 +144,9 @@ def drift_propose(
     version."""
     s = session(ctx, json_)
     body = read_body(body_file) if body_file is not None else None
-    result = s.service.drift_propose(s.caller, page_id, evidence_id, body=body, summary=summary)
+    result = s.service.drift.drift_propose(
+        s.caller, page_id, evidence_id, body=body, summary=summary
+    )
     s.emit(plain(result), show_proposal)
 
 
@@ -166,7 +168,7 @@ def gaps(
     """Where knowledge is thin or stale: curated vs evidence counts, retired, superseded, newest
     times, drifted pages, questions that got no curated answer."""
     s = session(ctx, json_)
-    s.emit(plain(s.service.gaps(s.caller, repo, topic)), _show_gaps)
+    s.emit(plain(s.service.gaps.gaps(s.caller, repo, topic)), _show_gaps)
 
 
 def _show_gaps(r: dict[str, Any]) -> None:

@@ -57,7 +57,7 @@ def element_create(
     """Create a canonical element directly (curator); version 1 becomes its head."""
     s = session(ctx, json_)
     s.emit(
-        s.service.create_element(
+        s.service.elements.create_element(
             s.caller,
             repo,
             title=title,
@@ -98,7 +98,9 @@ def element_list(
     """Canonical pages and evidence of a repository you may read, in id order, a page at a time:
     id, title, kind, trust, classification, head."""
     s = session(ctx, json_)
-    s.emit(s.service.list_elements(s.caller, repo, limit=limit, cursor=cursor), _show_page)
+    s.emit(
+        s.service.discovery.list_elements(s.caller, repo, limit=limit, cursor=cursor), _show_page
+    )
 
 
 def _show_page(page: dict[str, Any]) -> None:
@@ -133,7 +135,9 @@ def element_show(
     """Show an element with its head version (or a given version, or the head as of an instant)."""
     s = session(ctx, json_)
     s.emit(
-        s.service.get_element(s.caller, element_id, version, parse_instant(as_of, "--as-of")),
+        s.service.elements.get_element(
+            s.caller, element_id, version, parse_instant(as_of, "--as-of")
+        ),
         _show_element,
     )
 
@@ -175,7 +179,7 @@ def _erased_note(v: dict[str, Any]) -> str | None:
 def element_history(ctx: typer.Context, element_id: ElementId, json_: JsonFlag = False) -> None:
     """Every version of an element, oldest first."""
     s = session(ctx, json_)
-    s.emit(s.service.element_history(s.caller, element_id), _show_history)
+    s.emit(s.service.elements.element_history(s.caller, element_id), _show_history)
 
 
 def _show_history(r: dict[str, Any]) -> None:
@@ -202,7 +206,7 @@ def element_retire(
     """Retire an element (curator); refused under legal hold. Earlier as-of reads still see it."""
     s = session(ctx, json_)
     s.emit(
-        s.service.retire_element(s.caller, element_id, reason),
+        s.service.elements.retire_element(s.caller, element_id, reason),
         lambda r: output.line(
             f"retired element {r['element']['element_id']} at {r['element']['retired_at']}"
         ),
@@ -232,7 +236,7 @@ def relationship_add(
     s = session(ctx, json_)
     metadata = {"target_version_id": target_version} if target_version else None
     s.emit(
-        s.service.add_relationship(
+        s.service.elements.add_relationship(
             s.caller, source, target, kind=kind, type_key=type_key, metadata=metadata
         ),
         _show_relationship,
@@ -260,7 +264,7 @@ def relationship_retire(
 ) -> None:
     """Retire a relationship (curator); earlier as-of reads still see it."""
     s = session(ctx, json_)
-    s.emit(s.service.retire_relationship(s.caller, relationship_id), _show_relationship)
+    s.emit(s.service.elements.retire_relationship(s.caller, relationship_id), _show_relationship)
 
 
 @relationship_app.command("list")
@@ -270,7 +274,9 @@ def relationship_list(
     """Relationships of an element (both directions) whose other end you may read."""
     s = session(ctx, json_)
     s.emit(
-        s.service.list_relationships(s.caller, element_id, parse_instant(as_of, "--as-of")),
+        s.service.elements.list_relationships(
+            s.caller, element_id, parse_instant(as_of, "--as-of")
+        ),
         lambda rows: output.table(
             rows,
             [
@@ -301,7 +307,7 @@ def erase(
     """
     s = session(ctx, json_)
     s.emit(
-        s.service.erase_version(s.caller, version_id, reason),
+        s.service.erasure.erase_version(s.caller, version_id, reason),
         lambda v: output.line(
             f"erased version {v['version_id']} of {v['element_id']}; "
             f"content_sha256 {v['content_sha256']} kept"

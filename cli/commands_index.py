@@ -36,14 +36,14 @@ def index_status(ctx: typer.Context, json_: JsonFlag = False) -> None:
     format is rebuilt from the database first (the index is derived state).
     """
     s = session(ctx, json_)
-    s.emit(s.service.index_status(s.caller), _show_status)
+    s.emit(s.service.index.index_status(s.caller), _show_status)
 
 
 @index_app.command("rebuild")
 def index_rebuild(ctx: typer.Context, json_: JsonFlag = False) -> None:
     """Recompute the whole index and the chunk rows from the database (global admin)."""
     s = session(ctx, json_)
-    s.emit(s.service.index_rebuild(s.caller), _show_rebuild)
+    s.emit(s.service.index.index_rebuild(s.caller), _show_rebuild)
 
 
 @index_app.command("embed")
@@ -58,7 +58,7 @@ def index_embed(ctx: typer.Context, json_: JsonFlag = False) -> None:
     s = session(ctx, json_)
     with output.progress_bar(not s.json and sys.stderr.isatty()) as bar:
         progress = None if bar is None else lambda done, total: bar("embedding", done, total)
-        result = s.service.embedding_build(s.caller, progress)
+        result = s.service.index.embedding_build(s.caller, progress)
     s.emit(result, _show_embed)
 
 

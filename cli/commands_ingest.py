@@ -84,7 +84,7 @@ def ingest_backlog(
     s = session(ctx, json_)
     rules, rules_name = _routing_rules(routing)
     with output.progress_bar(not s.json and sys.stdout.isatty(), _PHASES) as progress:
-        report = s.service.ingest_backlog(
+        report = s.service.ingest.ingest_backlog(
             s.caller,
             source,
             repo,
@@ -158,7 +158,7 @@ def _pii_line(files: int, counts: dict[str, int]) -> str | None:
 def ingest_status(ctx: typer.Context, repo: Repo, json_: JsonFlag = False) -> None:
     """The last run of every source mirrored into --repo."""
     s = session(ctx, json_)
-    s.emit(s.service.ingest_status(s.caller, repo), _show_status)
+    s.emit(s.service.ingest.ingest_status(s.caller, repo), _show_status)
 
 
 def _show_status(r: dict[str, Any]) -> None:
@@ -218,7 +218,7 @@ def routing_explain(
     data, _ = read_bytes(file, "file")
     rules, rules_name = _routing_rules(routing)
     s.emit(
-        s.service.routing_explain(
+        s.service.ingest.routing_explain(
             None, rules, path or file, data, repo=repo, routing_name=rules_name
         ),
         _show_explanation,

@@ -108,7 +108,7 @@ def propose(
     """Open a proposal: an UPDATE pinned to --target-version, or --create a new element."""
     s = session(ctx, json_)
     s.emit(
-        s.service.propose(
+        s.service.curation.propose(
             s.caller,
             repo,
             body=read_body(body_file),
@@ -208,7 +208,7 @@ def proposal_list(
         cursor=cursor,
         newest_first=newest_first,
     )
-    rows = s.service.proposal_list(s.caller, repo, status, queue)
+    rows = s.service.curation.proposal_list(s.caller, repo, status, queue)
     s.emit(rows, lambda r: _show_queue(r, more=limit is not None and len(r) == limit))
 
 
@@ -244,7 +244,7 @@ def proposal_show(ctx: typer.Context, proposal_id: ProposalId, json_: JsonFlag =
     """A proposal: staleness, current head, selected version and the diff against its pin;
     when stale, also the diffs against the current head and the published version."""
     s = session(ctx, json_)
-    s.emit(s.service.proposal_show(s.caller, proposal_id), show_proposal)
+    s.emit(s.service.curation.proposal_show(s.caller, proposal_id), show_proposal)
 
 
 def show_proposal(r: dict[str, Any]) -> None:
@@ -299,7 +299,7 @@ def proposal_revise(
     """Replace the body of an OPEN proposal (proposer or curator), e.g. to resolve conflicts."""
     s = session(ctx, json_)
     s.emit(
-        s.service.revise(s.caller, proposal_id, read_body(body_file), summary, title),
+        s.service.curation.revise(s.caller, proposal_id, read_body(body_file), summary, title),
         lambda r: output.line(
             f"revised proposal {r['proposal_id']} (version {r['proposal_version_id']}; "
             f"conflicts: {output.show(r['has_conflicts'])}; stale: {output.show(r['stale'])})"
@@ -339,16 +339,16 @@ def accept(
     without it, the version read just before accepting is the one accepted (and named)."""
     s = session(ctx, json_)
     if dry_run:  # the preview is printed in full; a refusal also sets the exit code it would
-        preview = as_json(s.service.accept_preview(s.caller, proposal_id))
+        preview = as_json(s.service.review.accept_preview(s.caller, proposal_id))
         s.emit(preview, _show_preview)
         if preview["refusal"] is not None:
             raise typer.Exit(exit_code_of(preview["refusal"]["code"]))
         return
     if expected_version is None:  # a revise between this read and the accept is still caught
-        shown = as_json(s.service.proposal_show(s.caller, proposal_id))
+        shown = as_json(s.service.curation.proposal_show(s.caller, proposal_id))
         expected_version = shown["proposal_version_id"]
     s.emit(
-        s.service.accept(s.caller, proposal_id, rationale, expected_version),
+        s.service.review.accept(s.caller, proposal_id, rationale, expected_version),
         lambda r: output.line(
             f"accepted {r['proposal_id']} (version {r['proposal_version_id']}): "
             f"{output.show(r['target_element_id'])} is now at {r['result_version_id']} "
@@ -390,7 +390,7 @@ def reject(
     """Reject an OPEN proposal with a rationale (curator)."""
     s = session(ctx, json_)
     s.emit(
-        s.service.reject(s.caller, proposal_id, rationale),
+        s.service.review.reject(s.caller, proposal_id, rationale),
         lambda r: output.line(f"rejected {r['proposal_id']} (decision {r['decision_element_id']})"),
     )
 
@@ -398,7 +398,7 @@ def reject(
 def rebase(ctx: typer.Context, proposal_id: ProposalId, json_: JsonFlag = False) -> None:
     """Rebase a stale proposal onto the current head as a new OPEN proposal (three-way merge)."""
     s = session(ctx, json_)
-    s.emit(s.service.rebase(s.caller, proposal_id), _show_rebased)
+    s.emit(s.service.review.rebase(s.caller, proposal_id), _show_rebased)
 
 
 def _show_rebased(r: dict[str, Any]) -> None:
@@ -422,6 +422,6 @@ def withdraw(
     """Withdraw your own OPEN proposal."""
     s = session(ctx, json_)
     s.emit(
-        s.service.withdraw(s.caller, proposal_id, rationale),
+        s.service.review.withdraw(s.caller, proposal_id, rationale),
         lambda r: output.line(f"withdrew {r['proposal_id']} (decision {r['decision_element_id']})"),
     )

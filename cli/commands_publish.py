@@ -47,7 +47,7 @@ def baseline_create(
     """Cut a baseline (publisher). It is not published until promoted."""
     s = session(ctx, json_)
     s.emit(
-        s.service.create_baseline(
+        s.service.publishing.create_baseline(
             s.caller, repo, name, read_pins(pins_file) if pins_file else None
         ),
         lambda b: output.line(
@@ -61,7 +61,7 @@ def baseline_create(
 def baseline_show(ctx: typer.Context, baseline_id: BaselineId, json_: JsonFlag = False) -> None:
     """A baseline with its pins (only those you may read) and whether it is published."""
     s = session(ctx, json_)
-    s.emit(s.service.baseline_show(s.caller, baseline_id), _show_baseline)
+    s.emit(s.service.publishing.baseline_show(s.caller, baseline_id), _show_baseline)
 
 
 def _show_baseline(b: dict[str, Any]) -> None:
@@ -82,7 +82,7 @@ def baseline_list(ctx: typer.Context, repo: Repo, json_: JsonFlag = False) -> No
     """Baselines of a repository, newest first."""
     s = session(ctx, json_)
     s.emit(
-        s.service.list_baselines(s.caller, repo),
+        s.service.publishing.list_baselines(s.caller, repo),
         lambda rows: output.table(
             rows,
             [
@@ -106,7 +106,7 @@ def baseline_diff(
 ) -> None:
     """Versions added, changed and removed from A to B, with body diffs."""
     s = session(ctx, json_)
-    s.emit(s.service.baseline_diff(s.caller, baseline_a, baseline_b), _show_diff)
+    s.emit(s.service.publishing.baseline_diff(s.caller, baseline_a, baseline_b), _show_diff)
 
 
 def _show_diff(d: dict[str, Any]) -> None:
@@ -142,7 +142,9 @@ def promote(
     """Move the repository's published pointer to a baseline (publisher)."""
     s = session(ctx, json_)
     s.emit(
-        s.service.promote(s.caller, baseline_id, repo, reason, expected_baseline_id=expected),
+        s.service.publishing.promote(
+            s.caller, baseline_id, repo, reason, expected_baseline_id=expected
+        ),
         _show_move,
     )
 
@@ -163,7 +165,7 @@ def rollback(
 ) -> None:
     """Publish an older baseline again (publisher); recorded as a move like any promotion."""
     s = session(ctx, json_)
-    s.emit(s.service.rollback(s.caller, repo, to, reason), _show_move)
+    s.emit(s.service.publishing.rollback(s.caller, repo, to, reason), _show_move)
 
 
 def _show_move(m: dict[str, Any]) -> None:
@@ -176,7 +178,10 @@ def _show_move(m: dict[str, Any]) -> None:
 def published(ctx: typer.Context, repo: Repo, as_of: AsOf = None, json_: JsonFlag = False) -> None:
     """The published baseline now (or as of an instant) and the pointer's moves up to then."""
     s = session(ctx, json_)
-    s.emit(s.service.published(s.caller, repo, parse_instant(as_of, "--as-of")), _show_published)
+    s.emit(
+        s.service.publishing.published(s.caller, repo, parse_instant(as_of, "--as-of")),
+        _show_published,
+    )
 
 
 def _show_published(p: dict[str, Any]) -> None:

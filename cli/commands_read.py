@@ -227,7 +227,9 @@ def verify_citations(
 ) -> None:
     """Check citations against a stored context; exits 10 when any was not in it."""
     s = session(ctx, json_)
-    verdict = as_json(s.service.verify_citations(s.caller, context_id, _read_citations(citations)))
+    verdict = as_json(
+        s.service.reading.verify_citations(s.caller, context_id, _read_citations(citations))
+    )
     s.emit(verdict, _show_verdict)
     if not verdict["all_valid"]:
         raise typer.Exit(EXIT_CITATIONS_INVALID)

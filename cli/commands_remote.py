@@ -44,7 +44,7 @@ def login(ctx: typer.Context, url: ServerUrl, json_: JsonFlag = False) -> None:
         raise InvalidArgument("no token given (paste the `amt_…` of `ameide token create`)")
     remote = RemoteService(server, token, command=s.command)
     try:
-        me = remote.whoami(None)
+        me = remote.discovery.whoami(None)
     finally:
         remote.close()
     path = save_token(server, token)

@@ -81,7 +81,7 @@ def source_add(
     """Register a git repository pulled into --repo on its --interval and on webhooks (admin)."""
     s = session(ctx, json_)
     rules, rules_name = _routing_rules(routing)
-    added = s.service.add_source(
+    added = s.service.sources.add_source(
         s.caller,
         repo,
         name,
@@ -130,7 +130,7 @@ def _show_source(r: dict[str, Any]) -> None:
 def source_list(ctx: typer.Context, repo: Repo, json_: JsonFlag = False) -> None:
     """The sources registered for --repo (admins and ingestors)."""
     s = session(ctx, json_)
-    s.emit(s.service.list_sources(s.caller, repo).model_dump(), _show_list)
+    s.emit(s.service.sources.list_sources(s.caller, repo).model_dump(), _show_list)
 
 
 def _show_list(r: dict[str, Any]) -> None:
@@ -154,14 +154,14 @@ def _show_list(r: dict[str, Any]) -> None:
 def source_pause(ctx: typer.Context, source_id: SourceId, json_: JsonFlag = False) -> None:
     """Stop scheduled and webhook runs of a source (admin)."""
     s = session(ctx, json_)
-    s.emit(s.service.pause_source(s.caller, source_id).model_dump(), _show_source)
+    s.emit(s.service.sources.pause_source(s.caller, source_id).model_dump(), _show_source)
 
 
 @source_app.command("resume")
 def source_resume(ctx: typer.Context, source_id: SourceId, json_: JsonFlag = False) -> None:
     """Schedule a paused source again, its next run now (admin)."""
     s = session(ctx, json_)
-    s.emit(s.service.resume_source(s.caller, source_id).model_dump(), _show_source)
+    s.emit(s.service.sources.resume_source(s.caller, source_id).model_dump(), _show_source)
 
 
 @source_app.command("remove")
@@ -169,7 +169,7 @@ def source_remove(ctx: typer.Context, source_id: SourceId, json_: JsonFlag = Fal
     """Unregister a source and its run records (admin); what it ingested stays."""
     s = session(ctx, json_)
     s.emit(
-        s.service.remove_source(s.caller, source_id).model_dump(),
+        s.service.sources.remove_source(s.caller, source_id).model_dump(),
         lambda r: output.line(f"removed {r['source_id']} ({r['repository']} / {r['name']})"),
     )
 
@@ -183,7 +183,7 @@ def source_status(
 ) -> None:
     """A source's last run, next run, last error and its recent runs with their reports."""
     s = session(ctx, json_)
-    s.emit(s.service.source_status(s.caller, source_id, limit).model_dump(), _show_status)
+    s.emit(s.service.sources.source_status(s.caller, source_id, limit).model_dump(), _show_status)
 
 
 def _show_status(r: dict[str, Any]) -> None:
@@ -222,7 +222,7 @@ def source_run(ctx: typer.Context, source_id: SourceId, json_: JsonFlag = False)
 
     A run that fails is a FAILED_PRECONDITION error naming the run (see source status)."""
     s = session(ctx, json_)
-    run = s.service.run_source(s.caller, source_id)
+    run = s.service.sources.run_source(s.caller, source_id)
     if run.status == "failed":
         raise FailedPrecondition(
             f"run {run.run_id} of {source_id} failed: {run.error}",

@@ -75,19 +75,22 @@ def _repositories(state: CliState, ctx: typer.Context) -> list[str]:
     given = ctx.params.get("repo")
     if given:
         return [str(given)]
-    rows = as_json(state.service.list_repositories(state.caller))
+    rows = as_json(state.service.discovery.list_repositories(state.caller))
     return [str(r["repository_id"]) for r in rows][:MAX_REPOSITORIES]
 
 
 def _repository_ids(state: CliState, _: typer.Context) -> list[str]:
-    return [str(r["repository_id"]) for r in as_json(state.service.list_repositories(state.caller))]
+    return [
+        str(r["repository_id"])
+        for r in as_json(state.service.discovery.list_repositories(state.caller))
+    ]
 
 
 def _element_ids(state: CliState, ctx: typer.Context) -> list[str]:
     found: list[str] = []
     for repo in _repositories(state, ctx):
         with contextlib.suppress(Exception):  # a repository listed but not readable: skip it
-            page = as_json(state.service.list_elements(state.caller, repo, limit=PAGE))
+            page = as_json(state.service.discovery.list_elements(state.caller, repo, limit=PAGE))
             found += [str(e["element_id"]) for e in page["elements"]]
     return found
 
@@ -99,7 +102,9 @@ def _proposal_ids(state: CliState, ctx: typer.Context) -> list[str]:
     for repo in _repositories(state, ctx):
         with contextlib.suppress(Exception):  # may read, but not list the queue: skip it
             rows = as_json(
-                state.service.proposal_list(state.caller, repo, None, QueueFilter(limit=PAGE))
+                state.service.curation.proposal_list(
+                    state.caller, repo, None, QueueFilter(limit=PAGE)
+                )
             )
             found += [str(p["proposal_id"]) for p in rows]
     return found

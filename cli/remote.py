@@ -99,6 +99,19 @@ class RemoteService:
             # command). An https server is always verified.
             verify=not self.server.startswith("http://"),
         )
+        self.elements = RemoteElements(self)
+        self.curation = RemoteCuration(self)
+        self.review = RemoteReview(self)
+        self.publishing = RemotePublishing(self)
+        self.history = RemoteHistory(self)
+        self.admin = RemoteAdmin(self)
+        self.discovery = RemoteDiscovery(self)
+        self.tokens = RemoteTokens(self)
+        self.index = RemoteIndex(self)
+        self.erasure = RemoteErasure(self)
+        self.reading = RemoteReading(self)
+        self.drift = RemoteDrift(self)
+        self.gaps = RemoteGaps(self)
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -141,67 +154,23 @@ class RemoteService:
             "is --server the URL of `ameide serve`?"
         )
 
-    # -- who, where ------------------------------------------------------------------------
-    def whoami(self, caller: Any) -> Any:
-        return self._call("GET", "/whoami")
 
-    def list_repositories(self, caller: Any) -> Any:
-        return self._call("GET", "/repositories")
+class RemoteGroup:
+    """A use-case group over ``/v1``: each method is one REST call; one without a REST operation
+    is local-only."""
 
-    def create_repository(self, caller: Any, repo: str) -> Any:
-        return self._call("POST", "/repositories", body={"repository_id": repo})
+    def __init__(self, remote: RemoteService) -> None:
+        self._call = remote._call
+        self._command = remote.command
 
-    # -- grants and tokens -----------------------------------------------------------------
-    def grant(
-        self,
-        caller: Any,
-        principal: str,
-        role: str,
-        scope: str,
-        clearance: str | None = None,
-        on_behalf_of: str | None = None,
-    ) -> Any:
-        if on_behalf_of is not None:
-            body = {"principal_id": principal, "on_behalf_of": on_behalf_of, "scope": scope}
-            return self._call("POST", "/delegations", body=body)
-        body = _body(principal_id=principal, role=role, scope=scope, clearance=clearance)
-        return self._call("POST", "/grants", body=body)
+    def __getattr__(self, name: str) -> NoReturn:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise local_only(self._command)
 
-    def revoke(
-        self,
-        caller: Any,
-        principal: str,
-        role: str,
-        scope: str,
-        on_behalf_of: str | None = None,
-    ) -> Any:
-        if on_behalf_of is not None:
-            params = {"principal_id": principal, "on_behalf_of": on_behalf_of, "scope": scope}
-            return self._call("DELETE", "/delegations", params=params)
-        params = {"principal_id": principal, "role": role, "scope": scope}
-        return self._call("DELETE", "/grants", params=params)
 
-    def list_grants(self, caller: Any, scope: str) -> Any:
-        return self._call("GET", "/grants", params={"scope": scope})
-
-    def create_token(self, caller: Any, principal: str) -> Any:
-        return self._call("POST", "/tokens", body={"principal_id": principal})
-
-    def revoke_token(self, caller: Any, token_id: str) -> Any:
-        return self._call("DELETE", f"/tokens/{_seg(token_id)}")
-
-    def list_tokens(self, caller: Any, principal: str | None = None) -> Any:
-        return self._call("GET", "/tokens", params=_params(principal_id=principal))
-
-    def set_legal_hold(self, caller: Any, repo: str, held: bool) -> Any:
-        return self._call("PUT", _repo(repo) + "/legal-hold", body={"held": held})
-
-    # -- elements --------------------------------------------------------------------------
-    def list_elements(
-        self, caller: Any, repo: str, *, limit: int = 50, cursor: str | None = None
-    ) -> Any:
-        params = _params(limit=limit, cursor=cursor)
-        return self._call("GET", _repo(repo) + "/elements", params=params)
+class RemoteElements(RemoteGroup):
+    """``elements`` over REST."""
 
     def get_element(
         self,
@@ -251,9 +220,9 @@ class RemoteService:
         path = f"/elements/{_seg(element_id)}/relationships"
         return self._call("GET", path, params=_params(as_of=as_of))
 
-    def erase_version(self, caller: Any, version_id: str, reason: str) -> Any:
-        path = f"/versions/{_seg(version_id)}/erase"
-        return self._call("POST", path, body={"reason": reason})
+
+class RemoteCuration(RemoteGroup):
+    """``curation`` over REST."""
 
     # -- curation --------------------------------------------------------------------------
     def propose(self, caller: Any, repo: str, **fields: Any) -> Any:
@@ -290,6 +259,10 @@ class RemoteService:
         path = f"/proposals/{_seg(proposal_id)}/revise"
         return self._call("POST", path, body=_body(body=body, summary=summary, title=title))
 
+
+class RemoteReview(RemoteGroup):
+    """``review`` over REST."""
+
     def accept_preview(self, caller: Any, proposal_id: str) -> Any:
         return self._call("GET", f"/proposals/{_seg(proposal_id)}/accept-preview")
 
@@ -314,37 +287,9 @@ class RemoteService:
         path = f"/proposals/{_seg(proposal_id)}/withdraw"
         return self._call("POST", path, body=_body(rationale=rationale))
 
-    # -- drift and gaps ----------------------------------------------------------------------
-    def drift_list(self, caller: Any, repo: str) -> Any:
-        return self._call("GET", _repo(repo) + "/drift")
 
-    def drift_review(
-        self,
-        caller: Any,
-        curated_element_id: str,
-        evidence_element_id: str,
-        *,
-        evidence_version_id: str | None = None,
-        note: str | None = None,
-    ) -> Any:
-        path = f"/elements/{_seg(curated_element_id)}/drift/{_seg(evidence_element_id)}/review"
-        body = _body(evidence_version_id=evidence_version_id, note=note)
-        return self._call("POST", path, body=body)
-
-    def drift_propose(
-        self,
-        caller: Any,
-        curated_element_id: str,
-        evidence_element_id: str,
-        *,
-        body: str | None = None,
-        summary: str | None = None,
-    ) -> Any:
-        path = f"/elements/{_seg(curated_element_id)}/drift/{_seg(evidence_element_id)}/propose"
-        return self._call("POST", path, body=_body(body=body, summary=summary))
-
-    def gaps(self, caller: Any, repo: str, topic: str | None = None) -> Any:
-        return self._call("GET", _repo(repo) + "/gaps", params=_params(topic=topic))
+class RemotePublishing(RemoteGroup):
+    """``publishing`` over REST."""
 
     # -- publishing ------------------------------------------------------------------------
     def create_baseline(
@@ -389,19 +334,9 @@ class RemoteService:
     def published(self, caller: Any, repo: str, as_of: datetime | None = None) -> Any:
         return self._call("GET", _repo(repo) + "/published", params=_params(as_of=as_of))
 
-    # -- reading ---------------------------------------------------------------------------
-    def read_context(self, caller: Any, request: ReadRequest | dict[str, Any]) -> Any:
-        if not isinstance(request, dict):  # as edge.reading.read_request built it
-            request = request.model_dump(mode="json", exclude_unset=True)
-        return self._call("POST", "/context", body=_body(**request))
 
-    def verify_citations(self, caller: Any, context_id: str, citations: list[Any]) -> Any:
-        path = f"/context/{_seg(context_id)}/verify-citations"
-        return self._call("POST", path, body={"citations": citations})
-
-    def replay(self, caller: Any, context_id: str, *, as_recorded: bool = False) -> Any:
-        path = f"/context/{_seg(context_id)}/replay"
-        return self._call("POST", path, body={"as_recorded": as_recorded})
+class RemoteHistory(RemoteGroup):
+    """``history`` over REST."""
 
     # -- audit -----------------------------------------------------------------------------
     def history(
@@ -428,8 +363,152 @@ class RemoteService:
             "GET", ("/audit/verify" if repo is None else _repo(repo) + "/audit/verify")
         )
 
+
+class RemoteAdmin(RemoteGroup):
+    """``admin`` over REST."""
+
+    def create_repository(self, caller: Any, repo: str) -> Any:
+        return self._call("POST", "/repositories", body={"repository_id": repo})
+
+    # -- grants and tokens -----------------------------------------------------------------
+    def grant(
+        self,
+        caller: Any,
+        principal: str,
+        role: str,
+        scope: str,
+        clearance: str | None = None,
+        on_behalf_of: str | None = None,
+    ) -> Any:
+        if on_behalf_of is not None:
+            body = {"principal_id": principal, "on_behalf_of": on_behalf_of, "scope": scope}
+            return self._call("POST", "/delegations", body=body)
+        body = _body(principal_id=principal, role=role, scope=scope, clearance=clearance)
+        return self._call("POST", "/grants", body=body)
+
+    def revoke(
+        self,
+        caller: Any,
+        principal: str,
+        role: str,
+        scope: str,
+        on_behalf_of: str | None = None,
+    ) -> Any:
+        if on_behalf_of is not None:
+            params = {"principal_id": principal, "on_behalf_of": on_behalf_of, "scope": scope}
+            return self._call("DELETE", "/delegations", params=params)
+        params = {"principal_id": principal, "role": role, "scope": scope}
+        return self._call("DELETE", "/grants", params=params)
+
+    def list_grants(self, caller: Any, scope: str) -> Any:
+        return self._call("GET", "/grants", params={"scope": scope})
+
+    def set_legal_hold(self, caller: Any, repo: str, held: bool) -> Any:
+        return self._call("PUT", _repo(repo) + "/legal-hold", body={"held": held})
+
+
+class RemoteDiscovery(RemoteGroup):
+    """``discovery`` over REST."""
+
+    # -- who, where ------------------------------------------------------------------------
+    def whoami(self, caller: Any) -> Any:
+        return self._call("GET", "/whoami")
+
+    def list_repositories(self, caller: Any) -> Any:
+        return self._call("GET", "/repositories")
+
+    # -- elements --------------------------------------------------------------------------
+    def list_elements(
+        self, caller: Any, repo: str, *, limit: int = 50, cursor: str | None = None
+    ) -> Any:
+        params = _params(limit=limit, cursor=cursor)
+        return self._call("GET", _repo(repo) + "/elements", params=params)
+
+
+class RemoteTokens(RemoteGroup):
+    """``tokens`` over REST."""
+
+    def create(self, caller: Any, principal: str) -> Any:
+        return self._call("POST", "/tokens", body={"principal_id": principal})
+
+    def revoke(self, caller: Any, token_id: str) -> Any:
+        return self._call("DELETE", f"/tokens/{_seg(token_id)}")
+
+    def list_tokens(self, caller: Any, principal: str | None = None) -> Any:
+        return self._call("GET", "/tokens", params=_params(principal_id=principal))
+
+
+class RemoteIndex(RemoteGroup):
+    """``index`` over REST."""
+
     def index_status(self, caller: Any, **_: Any) -> Any:
         return self._call("GET", "/index/status")
+
+
+class RemoteErasure(RemoteGroup):
+    """``erasure`` over REST."""
+
+    def erase_version(self, caller: Any, version_id: str, reason: str) -> Any:
+        path = f"/versions/{_seg(version_id)}/erase"
+        return self._call("POST", path, body={"reason": reason})
+
+
+class RemoteReading(RemoteGroup):
+    """``reading`` over REST."""
+
+    # -- reading ---------------------------------------------------------------------------
+    def read_context(self, caller: Any, request: ReadRequest | dict[str, Any]) -> Any:
+        if not isinstance(request, dict):  # as edge.reading.read_request built it
+            request = request.model_dump(mode="json", exclude_unset=True)
+        return self._call("POST", "/context", body=_body(**request))
+
+    def verify_citations(self, caller: Any, context_id: str, citations: list[Any]) -> Any:
+        path = f"/context/{_seg(context_id)}/verify-citations"
+        return self._call("POST", path, body={"citations": citations})
+
+    def replay(self, caller: Any, context_id: str, *, as_recorded: bool = False) -> Any:
+        path = f"/context/{_seg(context_id)}/replay"
+        return self._call("POST", path, body={"as_recorded": as_recorded})
+
+
+class RemoteDrift(RemoteGroup):
+    """``drift`` over REST."""
+
+    # -- drift and gaps ----------------------------------------------------------------------
+    def drift_list(self, caller: Any, repo: str) -> Any:
+        return self._call("GET", _repo(repo) + "/drift")
+
+    def drift_review(
+        self,
+        caller: Any,
+        curated_element_id: str,
+        evidence_element_id: str,
+        *,
+        evidence_version_id: str | None = None,
+        note: str | None = None,
+    ) -> Any:
+        path = f"/elements/{_seg(curated_element_id)}/drift/{_seg(evidence_element_id)}/review"
+        body = _body(evidence_version_id=evidence_version_id, note=note)
+        return self._call("POST", path, body=body)
+
+    def drift_propose(
+        self,
+        caller: Any,
+        curated_element_id: str,
+        evidence_element_id: str,
+        *,
+        body: str | None = None,
+        summary: str | None = None,
+    ) -> Any:
+        path = f"/elements/{_seg(curated_element_id)}/drift/{_seg(evidence_element_id)}/propose"
+        return self._call("POST", path, body=_body(body=body, summary=summary))
+
+
+class RemoteGaps(RemoteGroup):
+    """``gaps`` over REST."""
+
+    def gaps(self, caller: Any, repo: str, topic: str | None = None) -> Any:
+        return self._call("GET", _repo(repo) + "/gaps", params=_params(topic=topic))
 
 
 def _raise_error(response: httpx.Response, server: str) -> NoReturn:

@@ -74,8 +74,8 @@ def create_console(service: MemoryService, *, sessions: SessionStore | None = No
 
 def home(request: Request, signed: SignedDep) -> Response:
     """The repositories the caller may read, with the actions the service allows there."""
-    repos = as_json(signed.service.list_repositories(signed.caller))
-    who = as_json(signed.service.whoami(signed.caller))
+    repos = as_json(signed.service.discovery.list_repositories(signed.caller))
+    who = as_json(signed.service.discovery.whoami(signed.caller))
     return render(request, "home.html", signed, repos=repos, who=who)
 
 
@@ -101,7 +101,7 @@ def sign_in(
         raise CsrfRefused
     ctx: ConsoleContext = request.app.state.console
     try:
-        who = ctx.service.authenticate_token(token.strip())
+        who = ctx.service.tokens.authenticate(token.strip())
     except AmeideError as exc:
         fresh = new_secret()
         response = render(

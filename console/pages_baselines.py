@@ -42,11 +42,11 @@ def baselines_page(
 ) -> Response:
     """The page (again, with a refusal when an action was refused)."""
     svc, caller = signed.service, signed.caller
-    rows = as_json(svc.list_baselines(caller, repo))
-    published = as_json(svc.published(caller, repo))
+    rows = as_json(svc.publishing.list_baselines(caller, repo))
+    published = as_json(svc.publishing.published(caller, repo))
     diff = None
     if a and b:
-        diff = as_json(svc.baseline_diff(caller, a, b))
+        diff = as_json(svc.publishing.baseline_diff(caller, a, b))
         for group in ("added", "changed", "removed"):
             for entry in diff[group]:
                 entry["lines"] = tagged(entry["diff"])
@@ -76,7 +76,7 @@ def create(
     """Cut a baseline: every canonical element at its head."""
     repo = f"{tenant}/{org}/{name}"
     try:
-        signed.service.create_baseline(signed.caller, repo, baseline_name or None)
+        signed.service.publishing.create_baseline(signed.caller, repo, baseline_name or None)
     except AmeideError as exc:
         return baselines_page(request, signed, repo, error=exc)
     return see_other(request, f"/repos/{repo}/baselines", done="created")
@@ -91,7 +91,7 @@ def promote(
     """Move the published pointer to a baseline, if it still points where the page showed."""
     repo = f"{tenant}/{org}/{name}"
     try:
-        signed.service.promote(
+        signed.service.publishing.promote(
             signed.caller, baseline_id or "", repo, reason or None, expected_baseline_id or None
         )
     except AmeideError as exc:
@@ -108,7 +108,7 @@ def rollback(
     """Publish an older baseline again (the previous one when none is chosen)."""
     repo = f"{tenant}/{org}/{name}"
     try:
-        signed.service.rollback(
+        signed.service.publishing.rollback(
             signed.caller, repo, to or None, reason or None, expected_baseline_id or None
         )
     except AmeideError as exc:

@@ -36,10 +36,12 @@ def drift_page(
 ) -> Response:
     """The page (again, with a refusal when an action was refused)."""
     svc, caller = signed.service, signed.caller
-    entries: list[dict[str, Any]] = svc.drift_list(caller, repo).model_dump(mode="json")["entries"]
+    entries: list[dict[str, Any]] = svc.drift.drift_list(caller, repo).model_dump(mode="json")[
+        "entries"
+    ]
     for e in entries:
         e["lines"] = tagged(e["diff"])
-    report = svc.gaps(caller, repo, topic.strip() or None if topic else None)
+    report = svc.gaps.gaps(caller, repo, topic.strip() or None if topic else None)
     actions = actions_in(signed, repo)
     return render(
         request,
@@ -66,7 +68,7 @@ def review(
     """Mark a drift reviewed up to the evidence version the page showed."""
     repo = f"{tenant}/{org}/{name}"
     try:
-        signed.service.drift_review(
+        signed.service.drift.drift_review(
             signed.caller, page or "", evidence or "", evidence_version_id=up_to or None,
             note=note or None,
         )  # fmt: skip
@@ -83,7 +85,7 @@ def propose(
     """Open a proposal on the drifted page (its current body, to revise) and show it."""
     repo = f"{tenant}/{org}/{name}"
     try:
-        made = signed.service.drift_propose(signed.caller, page or "", evidence or "")
+        made = signed.service.drift.drift_propose(signed.caller, page or "", evidence or "")
     except AmeideError as exc:
         return drift_page(request, signed, repo, error=exc)
     return see_other(request, f"/proposals/{made.proposal_id}")

@@ -25,7 +25,7 @@ def elements(
     """A page of the repository's elements the caller may read."""
     repo = f"{tenant}/{org}/{name}"
     page = as_json(
-        signed.service.list_elements(signed.caller, repo, limit=PAGE_SIZE, cursor=cursor)
+        signed.service.discovery.list_elements(signed.caller, repo, limit=PAGE_SIZE, cursor=cursor)
     )
     return render(request, "elements.html", signed, repo=repo, page=page)
 
@@ -43,9 +43,9 @@ def element(
     """One element as the service shows it to the caller."""
     svc, caller = signed.service, signed.caller
     when = instant(as_of, "as_of")
-    shown = as_json(svc.get_element(caller, element_id, version or None, when))
-    history = as_json(svc.element_history(caller, element_id))
-    relationships = as_json(svc.list_relationships(caller, element_id, when))
+    shown = as_json(svc.elements.get_element(caller, element_id, version or None, when))
+    history = as_json(svc.elements.element_history(caller, element_id))
+    relationships = as_json(svc.elements.list_relationships(caller, element_id, when))
     versions = history["versions"]
     diff = _diff(signed, element_id, versions, diff_from, diff_to)
     return render(
@@ -75,8 +75,8 @@ def _diff(
             return None
         diff_from, diff_to = ids[-2], ids[-1]
     old_id, new_id = diff_from or ids[0], diff_to or ids[-1]
-    old = as_json(signed.service.get_element(signed.caller, element_id, old_id))["version"]
-    new = as_json(signed.service.get_element(signed.caller, element_id, new_id))["version"]
+    old = as_json(signed.service.elements.get_element(signed.caller, element_id, old_id))["version"]
+    new = as_json(signed.service.elements.get_element(signed.caller, element_id, new_id))["version"]
     old_body, new_body = old.get("body") or "", new.get("body") or ""
     return {
         "from": old_id,

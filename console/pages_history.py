@@ -28,7 +28,7 @@ def _events(
 
     The event type narrows what the service returned (display only)."""
     rows = as_json(
-        signed.service.history(
+        signed.service.history.history(
             signed.caller,
             repo,
             since=instant(filters["since"], "since"),
@@ -60,7 +60,9 @@ def audit(
     )
     rows, types = _events(signed, repo, filters)
     try:
-        verdict: dict[str, Any] | None = as_json(signed.service.verify_audit(signed.caller, repo))
+        verdict: dict[str, Any] | None = as_json(
+            signed.service.history.verify_audit(signed.caller, repo)
+        )
     except PermissionDenied:  # verifying the chain is the auditor's; the history is not
         verdict = None
     start = (page - 1) * AUDIT_PAGE
@@ -109,11 +111,14 @@ def context(
     as_of: Text = None, max_items: Annotated[int, Query(ge=1, le=50)] = 5,
 ) -> Response:  # fmt: skip
     """Ask as yourself: the items, citations and score breakdown an agent would get."""
-    repos = [r["repository_id"] for r in as_json(signed.service.list_repositories(signed.caller))]
+    repos = [
+        r["repository_id"]
+        for r in as_json(signed.service.discovery.list_repositories(signed.caller))
+    ]
     answer = None
     if repo and question and question.strip():
         read = read_request(repo, question, as_of=as_of, max_items=max_items, explain=True)
-        answer = as_json(signed.service.read_context(signed.caller, read))
+        answer = as_json(signed.service.reading.read_context(signed.caller, read))
     return render(
         request,
         "context.html",

@@ -45,7 +45,7 @@ Text = Annotated[str | None, Query()]
 
 def repositories(signed: Signed) -> list[dict[str, Any]]:
     """The repositories the caller may read (with its actions there), from the service."""
-    rows: list[dict[str, Any]] = as_json(signed.service.list_repositories(signed.caller))
+    rows: list[dict[str, Any]] = as_json(signed.service.discovery.list_repositories(signed.caller))
     return rows
 
 
@@ -90,7 +90,7 @@ def queue(
     )
     rows: list[dict[str, Any]] = []
     for key in chosen:
-        found = as_json(signed.service.proposal_list(signed.caller, key, "OPEN", wanted))
+        found = as_json(signed.service.curation.proposal_list(signed.caller, key, "OPEN", wanted))
         purposes = _purposes(signed, key) if found else {}
         rows += [{**r, "purpose": purposes.get(r["proposal_id"])} for r in found]
     rows.sort(key=lambda r: (r["created_at"], r["proposal_id"]), reverse=wanted.newest_first)
@@ -120,7 +120,7 @@ def queue(
 
 def _purposes(signed: Signed, repo: str) -> dict[str, str | None]:
     """The purpose each proposal was opened with, as its audit event recorded it."""
-    events = as_json(signed.service.history(signed.caller, repo, limit=MAX_HISTORY))
+    events = as_json(signed.service.history.history(signed.caller, repo, limit=MAX_HISTORY))
     return {e["proposal_id"]: e["purpose"] for e in events if e["event_type"] == "proposal.opened"}
 
 
@@ -136,13 +136,13 @@ def proposal_page(
     preview, its conflict blocks, what accepting would do, and the forms the caller may use
     (``draft``: a refused revision's text, offered again in the revise form)."""
     svc, caller = signed.service, signed.caller
-    p = as_json(svc.proposal_show(caller, proposal_id))
-    preview = as_json(svc.accept_preview(caller, proposal_id))
+    p = as_json(svc.curation.proposal_show(caller, proposal_id))
+    preview = as_json(svc.review.accept_preview(caller, proposal_id))
     pinned = head = None
     if p.get("target_element_id") and p.get("target_version_id"):
         el = p["target_element_id"]
-        pinned = as_json(svc.get_element(caller, el, p["target_version_id"]))["version"]
-        head = as_json(svc.get_element(caller, el))["version"]
+        pinned = as_json(svc.elements.get_element(caller, el, p["target_version_id"]))["version"]
+        head = as_json(svc.elements.get_element(caller, el))["version"]
     diffs = _diffs(p, pinned, head)
     actions = actions_in(signed, p["repository_id"])
     mine = _is_mine(p, signed) and "propose" in actions
@@ -218,7 +218,7 @@ def accept(
     typed stale answer, with rebase offered) and on the proposal version the page showed (a
     proposal revised since is refused); a refusal is shown in place."""
     try:
-        signed.service.accept(
+        signed.service.review.accept(
             signed.caller, proposal_id, rationale or None, expected_version_id or None
         )
     except AmeideError as exc:
@@ -232,7 +232,7 @@ def reject(
 ) -> Response:
     """Reject with a rationale (the service refuses an empty one)."""
     try:
-        signed.service.reject(signed.caller, proposal_id, rationale or "")
+        signed.service.review.reject(signed.caller, proposal_id, rationale or "")
     except AmeideError as exc:
         return _refused(request, signed, proposal_id, exc)
     return see_other(request, f"/proposals/{proposal_id}", done="rejected")
@@ -242,7 +242,7 @@ def reject(
 def rebase(request: Request, proposal_id: str, signed: PostedDep) -> Response:
     """Rebase onto the current head; go on to the new proposal."""
     try:
-        out = as_json(signed.service.rebase(signed.caller, proposal_id))
+        out = as_json(signed.service.review.rebase(signed.caller, proposal_id))
     except AmeideError as exc:
         return _refused(request, signed, proposal_id, exc)
     return see_other(request, f"/proposals/{out['proposal_id']}", done="rebased")
@@ -254,7 +254,7 @@ def withdraw(
 ) -> Response:
     """The proposer withdraws their own OPEN proposal (the service refuses anyone else)."""
     try:
-        signed.service.withdraw(signed.caller, proposal_id, rationale or None)
+        signed.service.review.withdraw(signed.caller, proposal_id, rationale or None)
     except AmeideError as exc:
         return _refused(request, signed, proposal_id, exc)
     return see_other(request, f"/proposals/{proposal_id}", done="withdrawn")
@@ -280,7 +280,7 @@ def revise(
                 "lines each conflict should end with and delete the markers, then save again",
                 field="body",
             )
-        signed.service.revise(
+        signed.service.curation.revise(
             signed.caller, proposal_id, text, expected_version_id=expected_version_id or None
         )
     except AmeideError as exc:

@@ -1,6 +1,6 @@
 """Console sessions: a bearer token exchanged for an HTTP-only, ``SameSite=Strict`` cookie.
 
-Signing in sends a token made by ``ameide token create``; ``MemoryService.authenticate_token``
+Signing in sends a token made by ``ameide token create``; ``MemoryService.tokens.authenticate``
 checks it, and the console opens a session: a random id in the cookie (only a hash of it is
 kept), the token in this process's memory, a CSRF token for every form, and an expiry (idle
 and absolute). Every request checks the token again through the service, so a revoked token

@@ -74,7 +74,7 @@ def signed_in(request: Request) -> Signed:
         raise SignInRequired
     try:
         caller = resolve_caller(
-            ctx.service.authenticate_token,
+            ctx.service.tokens.authenticate,
             token=session.token,
             local_principal=None,
             roles=None,

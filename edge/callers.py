@@ -3,7 +3,7 @@
 Every network surface receives the same four things, each in its own transport's shape (HTTP
 headers, gRPC metadata):
 
-    bearer token      amt_…               → service.authenticate_token → principal, token id
+    bearer token      amt_…               → service.tokens.authenticate → principal, token id
     on-behalf-of      user:alice          → Caller.on_behalf_of (permissions intersect)
     purpose           answer a question   → Caller.purpose (recorded with every read and write)
     roles             reader,agent        → Caller.roles (claimed roles only narrow grants)

@@ -4,7 +4,7 @@ In front of the SDK's transport sits ``McpGuard``:
 
 1. a browser ``Origin`` header must be a loopback origin or one listed in
    ``AMEIDE_MCP_ALLOWED_ORIGINS`` (403 otherwise), so a web page cannot drive the tools;
-2. ``Authorization: Bearer amt_…`` → ``MemoryService.authenticate_token`` → the principal
+2. ``Authorization: Bearer amt_…`` → ``MemoryService.tokens.authenticate`` → the principal
    (401 with ``WWW-Authenticate: Bearer`` when missing or invalid; ``edge.callers``). Without
    authentication the app acts as the configured local principal, and is only built for a
    loopback host.
@@ -112,7 +112,7 @@ class McpGuard:
     async def _identity(self, headers: Headers) -> Identity:
         identify = partial(
             authenticate_caller,
-            self.service.authenticate_token,
+            self.service.tokens.authenticate,
             token=presented_token(headers.get("authorization"), not_bearer=NOT_BEARER_HTTP),
             local_principal=None if self.require_auth else self.local_principal,
         )

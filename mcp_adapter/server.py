@@ -251,7 +251,7 @@ class MemoryMcp:
         try:
             caller = self.caller_of(ctx)
             found = await anyio.to_thread.run_sync(
-                lambda: self.service.get_element(caller, element_id, version_id)
+                lambda: self.service.elements.get_element(caller, element_id, version_id)
             )
             if found.element.repository_id != repository_id:
                 raise NotFound(f"version {version_id} not found in {repository_id}")
@@ -283,7 +283,7 @@ def _resource_page(
     service: MemoryService, caller: Caller, cursor: str | None
 ) -> tuple[list[Resource], str | None]:
     """One page of resources after ``cursor`` and the cursor of the next (``None``: the end)."""
-    repositories = [r.repository_id for r in service.list_repositories(caller)]
+    repositories = [r.repository_id for r in service.discovery.list_repositories(caller)]
     start_repo, _, after = (cursor or "").partition("|")
     if cursor and start_repo not in repositories:
         raise InvalidArgument("cursor is not one this server returned", field="cursor")
@@ -292,7 +292,7 @@ def _resource_page(
     for repo in todo:
         element_cursor = after if cursor and repo == start_repo and after else None
         while len(out) < RESOURCE_PAGE:
-            page = service.list_elements(
+            page = service.discovery.list_elements(
                 caller, repo, limit=RESOURCE_PAGE - len(out), cursor=element_cursor
             )
             out += [_resource(repo, e) for e in page.elements]

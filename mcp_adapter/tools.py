@@ -99,18 +99,18 @@ def search_request(a: inputs.SearchArgs) -> ReadRequest:
 
 
 def _health(svc: MemoryService, caller: Caller, _: inputs.NoArgs) -> dict[str, Any]:
-    health = svc.health()
+    health = svc.index.health()
     return {
         "status": "ok" if health.ready else "degraded",
         "principal": caller.principal_id,
         "index": health.index,
-        "repositories": [r.repository_id for r in svc.list_repositories(caller)],
+        "repositories": [r.repository_id for r in svc.discovery.list_repositories(caller)],
     }
 
 
 def _propose(svc: MemoryService, caller: Caller, a: inputs.ProposeArgs) -> Any:
     given = a.model_dump(exclude_none=True, exclude={"repository"})
-    return svc.propose(caller, a.repository, **given)
+    return svc.curation.propose(caller, a.repository, **given)
 
 
 def stale_hint(result: Any) -> str | None:
@@ -142,7 +142,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.ReadArgs,
         ReadContext,
         READ_ONLY,
-        lambda svc, caller, a: svc.read_context(caller, read_request(a, explain=False)),
+        lambda svc, caller, a: svc.reading.read_context(caller, read_request(a, explain=False)),
     ),
     ToolSpec(
         "memory.search",
@@ -153,7 +153,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.SearchArgs,
         ReadContext,
         READ_ONLY,
-        lambda svc, caller, a: svc.read_context(caller, search_request(a)),
+        lambda svc, caller, a: svc.reading.read_context(caller, search_request(a)),
     ),
     ToolSpec(
         "memory.get_element",
@@ -164,7 +164,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.ElementArgs,
         ElementWithVersion,
         READ_ONLY,
-        lambda svc, caller, a: svc.get_element(
+        lambda svc, caller, a: svc.elements.get_element(
             caller, a.element_id, a.version_id, instant(a.as_of)
         ),
     ),
@@ -177,7 +177,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.ExpandArgs,
         Neighborhood,
         READ_ONLY,
-        lambda svc, caller, a: svc.expand(
+        lambda svc, caller, a: svc.reading.expand(
             caller,
             a.element_id,
             hops=a.hops,
@@ -196,7 +196,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.ReadArgs,
         ReadContext,
         READ_ONLY,
-        lambda svc, caller, a: svc.read_context(caller, read_request(a, explain=True)),
+        lambda svc, caller, a: svc.reading.read_context(caller, read_request(a, explain=True)),
     ),
     ToolSpec(
         "memory.history",
@@ -206,7 +206,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.HistoryArgs,
         ElementHistory,
         READ_ONLY,
-        lambda svc, caller, a: svc.element_history(caller, a.element_id),
+        lambda svc, caller, a: svc.elements.element_history(caller, a.element_id),
     ),
     ToolSpec(
         "memory.verify_citations",
@@ -217,7 +217,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.VerifyArgs,
         CitationsVerified,
         READ_ONLY,
-        lambda svc, caller, a: svc.verify_citations(
+        lambda svc, caller, a: svc.reading.verify_citations(
             caller, a.context_id, [c.model_dump(exclude_none=True) for c in a.citations]
         ),
     ),
@@ -230,7 +230,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.DriftArgs,
         DriftList,
         READ_ONLY,
-        lambda svc, caller, a: svc.drift_list(caller, a.repository).model_dump(mode="json"),
+        lambda svc, caller, a: svc.drift.drift_list(caller, a.repository).model_dump(mode="json"),
     ),
     ToolSpec(
         "memory.gaps",
@@ -241,7 +241,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.GapsArgs,
         GapsReport,
         READ_ONLY,
-        lambda svc, caller, a: svc.gaps(caller, a.repository, a.topic).model_dump(mode="json"),
+        lambda svc, caller, a: svc.gaps.gaps(caller, a.repository, a.topic).model_dump(mode="json"),
     ),
     ToolSpec(
         "memory.propose",

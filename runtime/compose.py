@@ -17,7 +17,7 @@ from projection.ranking import RankingWeights
 from service.admin.discovery import Discovery
 from service.admin.tenancy import Admin
 from service.admin.tokens import TokenRegistry
-from service.app import MemoryService, UseCases
+from service.app import MemoryService
 from service.audit.erasure import Erasure
 from service.audit.history import History
 from service.audit_trail import AuditTrail
@@ -80,7 +80,7 @@ def compose(
     )
     if on_source_runner is not None:
         on_source_runner(runner)
-    parts = UseCases(
+    service = MemoryService(
         elements=Elements(k, writer),
         curation=curation,
         review=Review(k, book, decisions),
@@ -98,4 +98,4 @@ def compose(
         gaps=Gaps(k),
         sources=Sources(k, runner, source_home / "secrets" if source_home else None),
     )
-    return MemoryService(parts), pipeline
+    return service, pipeline

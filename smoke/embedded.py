@@ -47,7 +47,7 @@ class EmbeddedInstance:
     def create(cls, root: Path) -> EmbeddedInstance:
         """Migrate a new SQLite home under ``root`` to head and bootstrap the administrator."""
         app = build_app(isolated_settings(root / "home"), migrate=True)
-        app.service.bootstrap_admin(ADMIN)
+        app.service.admin.bootstrap_admin(ADMIN)
         return cls(root, app)
 
     @property
@@ -70,16 +70,18 @@ class EmbeddedInstance:
     def setup(self, repo: str) -> str:
         """Create ``repo`` and grant the cast their roles, as the administrator."""
         admin = Caller(ADMIN, purpose="ameide test", tool_id="ameide-smoke")
-        self.service.create_repository(admin, repo)
+        self.service.admin.create_repository(admin, repo)
         for principal, role in GRANTS:
-            self.service.grant(admin, principal, role, repo)
+            self.service.admin.grant(admin, principal, role, repo)
         return f"repository {repo}; " + ", ".join(f"{p} {r}" for p, r in GRANTS)
 
     def ingest(self, repo: str, source: Path) -> dict[str, Any]:
         """Mirror the backlog at ``source`` into ``repo`` as the ingestor (local only: no
         network surface ingests)."""
         caller = Caller(INGESTOR, purpose="ameide test", tool_id="ameide-smoke")
-        report: dict[str, Any] = as_json(self.service.ingest_backlog(caller, str(source), repo))
+        report: dict[str, Any] = as_json(
+            self.service.ingest.ingest_backlog(caller, str(source), repo)
+        )
         return report
 
     def sync_and_drift(self, repo: str, source: Path, page_id: str) -> str:
@@ -91,23 +93,23 @@ class EmbeddedInstance:
             Caller(p, purpose="ameide test", tool_id="ameide-smoke") for p in (ADMIN, CURATOR)
         )
         runner = Caller(INGESTOR, purpose="ameide test", tool_id="ameide-smoke")
-        listed = svc.list_elements(curator, repo, limit=100)
+        listed = svc.discovery.list_elements(curator, repo, limit=100)
         evidence = next(e for e in listed.elements if e.source_kind == "INGESTED_EVIDENCE")
-        version = svc.get_element(curator, evidence.element_id).version
+        version = svc.elements.get_element(curator, evidence.element_id).version
         if version is None or not version.provenance.path:
             raise AssertionError(f"the evidence {evidence.element_id} names no source path")
         path = version.provenance.path
-        svc.add_relationship(
+        svc.elements.add_relationship(
             curator, page_id, evidence.element_id, kind="REFERENCE", type_key="ameide:cites",
             metadata={"target_version_id": version.version_id},
         )  # fmt: skip
-        added = svc.add_source(admin, repo, "smoke-backlog", path=str(source), ref="main")
+        added = svc.sources.add_source(admin, repo, "smoke-backlog", path=str(source), ref="main")
         commit_change(source, path, "\nA line a teammate added after the page was written.\n")
-        run = svc.run_source(runner, added.source_id)
+        run = svc.sources.run_source(runner, added.source_id)
         if run.status != "ok" or not run.report or run.report["counts"]["changed"] < 1:
             raise AssertionError(f"the source run did not bring the change in: {run.model_dump()}")
         drifted = [
-            d for d in svc.drift_list(curator, repo).entries
+            d for d in svc.drift.drift_list(curator, repo).entries
             if d.curated_element_id == page_id and d.evidence_element_id == evidence.element_id
         ]  # fmt: skip
         if not drifted or "+A line a teammate added" not in drifted[0].diff:
@@ -131,14 +133,14 @@ class EmbeddedInstance:
         upkeep = self.app.status_upkeep
         if upkeep is not None:  # writes return before the background upkeep applies them
             upkeep.wait_idle(60)
-        health = self.service.health()
+        health = self.service.index.health()
         index = health.index or {}
         deadline = time.monotonic() + INDEX_PENDING_SECONDS
         while (index.get("pending") or 0) > 0 and time.monotonic() < deadline:
             # a server worker's writes: its own background upkeep applies them (health only
             # looks, so a lost index is still reported rather than repaired)
             time.sleep(0.05)
-            health = self.service.health()
+            health = self.service.index.health()
             index = health.index or {}
         expect(
             health.ready and index.get("consistent"),

@@ -126,7 +126,7 @@ class Phase0:
                     f"{expected} versions to index (ameide index rebuild)",
                 )
                 return f"no index yet at {index_dir}: nothing to index"
-            health = app.service.health()
+            health = app.service.index.health()
         finally:
             app.close()
         index = health.index or {}

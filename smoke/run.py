@@ -207,7 +207,7 @@ def _network(smoke: Smoke, runner: Runner) -> Iterator[NetworkSurface]:
 
 def _start_server(instance: EmbeddedInstance, stack: ExitStack) -> tuple[str, str, str]:
     """Serve the instance (tokens required); the admin's token to drive it."""
-    token = instance.service.create_token(ServiceSurface.caller(ADMIN), ADMIN).token
+    token = instance.service.tokens.create(ServiceSurface.caller(ADMIN), ADMIN).token
     endpoints = stack.enter_context(serving(instance))
     return endpoints.grpc, endpoints.mcp, str(token)
 

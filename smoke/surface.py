@@ -146,29 +146,35 @@ class ServiceSurface:
         """A curator writes a canonical element."""
         caller = self.caller(who)
         return guarded(
-            lambda: self.svc.create_element(caller, repo, title=title, body=body, type_key=type_key)
+            lambda: self.svc.elements.create_element(
+                caller, repo, title=title, body=body, type_key=type_key
+            )
         )
 
     def create_baseline(self, who: str, repo: str, name: str) -> dict[str, Any]:
         """Pin every head."""
-        return guarded(lambda: self.svc.create_baseline(self.caller(who), repo, name))
+        return guarded(lambda: self.svc.publishing.create_baseline(self.caller(who), repo, name))
 
     def promote(self, who: str, baseline_id: str, repo: str, reason: str) -> dict[str, Any]:
         """Move the published pointer."""
-        return guarded(lambda: self.svc.promote(self.caller(who), baseline_id, repo, reason))
+        return guarded(
+            lambda: self.svc.publishing.promote(self.caller(who), baseline_id, repo, reason)
+        )
 
     def published(self, who: str, repo: str, as_of: str | None = None) -> dict[str, Any]:
         """The published baseline now or at ``as_of``."""
         instant = datetime.fromisoformat(as_of.replace("Z", "+00:00")) if as_of else None
-        return guarded(lambda: self.svc.published(self.caller(who), repo, instant))
+        return guarded(lambda: self.svc.publishing.published(self.caller(who), repo, instant))
 
     def read_context(self, who: str, read: Read, via: str) -> dict[str, Any]:
         """read_context with the §4 request."""
-        return guarded(lambda: self.svc.read_context(self.caller(who), read.request()))
+        return guarded(lambda: self.svc.reading.read_context(self.caller(who), read.request()))
 
     def version_body(self, who: str, element_id: str, version_id: str, via: str) -> str:
         """The body of one version."""
-        got = guarded(lambda: self.svc.get_element(self.caller(who), element_id, version_id))
+        got = guarded(
+            lambda: self.svc.elements.get_element(self.caller(who), element_id, version_id)
+        )
         return str(got["version"]["body"])
 
     def propose(
@@ -183,7 +189,7 @@ class ServiceSurface:
     ) -> dict[str, Any]:
         """An UPDATE proposal pinned to ``target_version_id``."""
         return guarded(
-            lambda: self.svc.propose(
+            lambda: self.svc.curation.propose(
                 self.caller(who),
                 repo,
                 body=body,
@@ -198,18 +204,20 @@ class ServiceSurface:
     ) -> dict[str, Any]:
         """A proposal with its staleness (as ``who`` acting for ``on_behalf_of``, if given)."""
         caller = replace(self.caller(who), on_behalf_of=on_behalf_of)
-        return guarded(lambda: self.svc.proposal_show(caller, proposal_id))
+        return guarded(lambda: self.svc.curation.proposal_show(caller, proposal_id))
 
     def accept(self, who: str, proposal_id: str, rationale: str) -> dict[str, Any]:
         """Accept a proposal."""
-        return guarded(lambda: self.svc.accept(self.caller(who), proposal_id, rationale))
+        return guarded(lambda: self.svc.review.accept(self.caller(who), proposal_id, rationale))
 
     def rebase(self, who: str, proposal_id: str) -> dict[str, Any]:
         """Rebase; the new proposal."""
-        return guarded(lambda: self.svc.rebase(self.caller(who), proposal_id))
+        return guarded(lambda: self.svc.review.rebase(self.caller(who), proposal_id))
 
     def verify_citations(
         self, who: str, context_id: str, citations: list[dict[str, Any]], via: str
     ) -> dict[str, Any]:
         """Which citations were in the context."""
-        return guarded(lambda: self.svc.verify_citations(self.caller(who), context_id, citations))
+        return guarded(
+            lambda: self.svc.reading.verify_citations(self.caller(who), context_id, citations)
+        )

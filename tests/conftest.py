@@ -199,7 +199,9 @@ class World:
         self, title: str = "Testing SOP", body: str = "# Testing SOP\n\nRun it.\n", **kw: object
     ) -> tuple[str, str]:
         """Create a canonical element; return (element_id, version_id)."""
-        out = self.svc.create_element(self.curator, self.repo, title=title, body=body, **kw)
+        out = self.svc.elements.create_element(
+            self.curator, self.repo, title=title, body=body, **kw
+        )
         return out["element"]["element_id"], out["version"]["version_id"]
 
     def open_creates(
@@ -207,7 +209,7 @@ class World:
     ) -> list[str]:
         """Have the agent open ``n`` CREATE proposals titled ``tag 0`` … ; their ids."""
         return [
-            self.svc.propose(
+            self.svc.curation.propose(
                 self.agent, self.repo, change_kind="CREATE", title=f"{tag} {i}", body=body,
                 summary=tag,
             )["proposal_id"]
@@ -218,14 +220,14 @@ class World:
 def make_world(app: App) -> World:
     """Bootstrap an admin (idempotent), a unique repository and one grant per role."""
     svc = app.service
-    svc.bootstrap_admin(ADMIN.principal_id)  # idempotent on the shared database
+    svc.admin.bootstrap_admin(ADMIN.principal_id)  # idempotent on the shared database
     tag = secrets.token_hex(4)
     repo = f"acme-{tag}/eng/platform"
-    svc.create_repository(ADMIN, repo)
+    svc.admin.create_repository(ADMIN, repo)
     callers = {}
     for role in ("curator", "agent", "publisher", "reader", "auditor"):
         principal = f"{'agent' if role == 'agent' else 'user'}:{role}-{tag}"
-        svc.grant(ADMIN, principal, role, repo)
+        svc.admin.grant(ADMIN, principal, role, repo)
         callers[role] = Caller(principal, purpose=f"test as {role}")
     return World(app, repo, ADMIN, stranger=Caller(f"user:stranger-{tag}"), **callers)
 

@@ -25,18 +25,18 @@ class Scene:
         self.w: World = make_world(app)
         tag = self.w.repo.split("/")[0]
         self.ingestor = Caller(f"service:ingest-{tag}")
-        self.w.svc.grant(self.w.admin, self.ingestor.principal_id, "ingestor", self.w.repo)
+        self.w.svc.admin.grant(self.w.admin, self.ingestor.principal_id, "ingestor", self.w.repo)
         self.low = Caller(f"user:low-{tag}")
-        self.w.svc.grant(self.w.admin, self.low.principal_id, "agent", self.w.repo, "public")
+        self.w.svc.admin.grant(self.w.admin, self.low.principal_id, "agent", self.w.repo, "public")
         self.git = GitRepo(tmp_path / "backlog")
         self.evidence = element_id_for(self.w.repo, str(self.git.root.resolve()), "testing.md")
         self.sync(V1)
-        self.pinned = self.w.svc.get_element(self.w.curator, self.evidence)["version"]
+        self.pinned = self.w.svc.elements.get_element(self.w.curator, self.evidence)["version"]
         self.page, self.page_version = self.w.canonical(
             title="Testing SOP", body="# Testing SOP\n\nSee the testing guide.\n",
             classification="public",
         )  # fmt: skip
-        self.relationship = self.w.svc.add_relationship(
+        self.relationship = self.w.svc.elements.add_relationship(
             self.w.curator, self.page, self.evidence, kind="REFERENCE", type_key="ameide:cites",
             metadata={"target_version_id": self.pinned["version_id"]},
         )  # fmt: skip
@@ -45,7 +45,7 @@ class Scene:
     def sync(self, text: str) -> None:
         self.git.write("testing.md", text)
         self.git.commit("edit testing.md")
-        self.w.svc.ingest_backlog(self.ingestor, str(self.git.root), self.w.repo)
+        self.w.svc.ingest.ingest_backlog(self.ingestor, str(self.git.root), self.w.repo)
 
     def drift(self, who: Caller | None = None) -> list:
-        return self.w.svc.drift_list(who or self.w.curator, self.w.repo).entries
+        return self.w.svc.drift.drift_list(who or self.w.curator, self.w.repo).entries

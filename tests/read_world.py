@@ -91,8 +91,8 @@ def request(repo: str, query: str | None = None, **fields: Any) -> dict[str, Any
 
 def publish(w: World) -> str:
     """Baseline every canonical head and promote it; returns the baseline id."""
-    baseline = w.svc.create_baseline(w.publisher, w.repo)["baseline_id"]
-    w.svc.promote(w.publisher, baseline, w.repo, "test")
+    baseline = w.svc.publishing.create_baseline(w.publisher, w.repo)["baseline_id"]
+    w.svc.publishing.promote(w.publisher, baseline, w.repo, "test")
     return baseline
 
 
@@ -104,7 +104,7 @@ def versions(response: dict[str, Any]) -> set[str]:
 def check_citations_slice_bodies(w: World, response: dict[str, Any]) -> None:
     """Every citation slices its version body exactly, and that text is in the item."""
     for item in response["items"]:
-        body = w.svc.get_version(w.admin, item["version_id"])["version"]["body"]
+        body = w.svc.reading.get_version(w.admin, item["version_id"])["version"]["body"]
         for c in item["citations"]:
             assert c["version_id"] == item["version_id"]
             span = c["excerpt"]

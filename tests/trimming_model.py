@@ -153,19 +153,19 @@ def _body(title: str, secret: str, n: int) -> str:
 def build_corpus(app: App) -> Corpus:
     """Three repositories of a fresh organization, documents of every classification."""
     svc = app.service
-    svc.bootstrap_admin(ADMIN.principal_id)
+    svc.admin.bootstrap_admin(ADMIN.principal_id)
     org = f"trim{secrets.token_hex(3)}/eng"
     c = Corpus(app, org, [f"{org}/r{i}" for i in range(3)])
     for repo in c.repos:
-        svc.create_repository(ADMIN, repo)
-        svc.grant(ADMIN, CURATOR.principal_id, "curator", repo, "restricted")
-        svc.grant(ADMIN, PUBLISHER.principal_id, "publisher", repo, "restricted")
+        svc.admin.create_repository(ADMIN, repo)
+        svc.admin.grant(ADMIN, CURATOR.principal_id, "curator", repo, "restricted")
+        svc.admin.grant(ADMIN, PUBLISHER.principal_id, "publisher", repo, "restricted")
     n = itertools.count()
     for repo, level, kind in itertools.product(c.repos, LEVELS, ("canonical", "evidence")):
         i = next(n)
         secret = f"secret{i}q"
         if kind == "canonical":
-            out = svc.create_element(
+            out = svc.elements.create_element(
                 CURATOR, repo, title=f"Doc {i}", body=_body("Doc", secret, i), classification=level
             )
             element_id = out["element"]["element_id"]
@@ -177,18 +177,18 @@ def build_corpus(app: App) -> Corpus:
     for repo in c.repos:
         mine = [d for d in c.docs if d.repo == repo]
         for a, b in itertools.pairwise(mine):
-            svc.add_relationship(
+            svc.elements.add_relationship(
                 CURATOR, a.element_id, b.element_id, kind="REFERENCE", type_key="ameide:cites"
             )
     _lowered_by_routing(c)
     _erased_with_derived_proposals(c)
     _erased_by_a_lower_admin(c)
     for repo in c.repos[:2]:
-        baseline = svc.create_baseline(PUBLISHER, repo)["baseline_id"]
-        svc.promote(PUBLISHER, baseline, repo, "first")
+        baseline = svc.publishing.create_baseline(PUBLISHER, repo)["baseline_id"]
+        svc.publishing.promote(PUBLISHER, baseline, repo, "first")
     c.t_mid = app.clock.now()
     c.other_repo = f"other{secrets.token_hex(3)}/eng/r"
-    svc.create_repository(ADMIN, c.other_repo)
+    svc.admin.create_repository(ADMIN, c.other_repo)
     return c
 
 
@@ -202,7 +202,7 @@ def _lowered_by_routing(c: Corpus) -> None:
 
     svc = c.app.service
     ingestor = Caller("service:trim-ingest", purpose="setup")
-    svc.grant(ADMIN, ingestor.principal_id, "ingestor", c.repos[1], "restricted")
+    svc.admin.grant(ADMIN, ingestor.principal_id, "ingestor", c.repos[1], "restricted")
     src = Path(tempfile.mkdtemp(prefix="trim-src-"))
     git = ["git", "-C", str(src), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
     subprocess.run(["git", "init", "-q", "-b", "main", str(src)], check=True)
@@ -212,20 +212,22 @@ def _lowered_by_routing(c: Corpus) -> None:
     (src / "plan.md").write_text(_body("Plan", "loweredq", 90), "utf-8")
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "plan"], check=True)
-    svc.ingest_backlog(ingestor, str(src), c.repos[1], routing=rules["restricted"])
-    report = svc.ingest_status(ADMIN, c.repos[1])
+    svc.ingest.ingest_backlog(ingestor, str(src), c.repos[1], routing=rules["restricted"])
+    report = svc.ingest.ingest_status(ADMIN, c.repos[1])
     assert report["sources"], "the lowered document was not ingested"
     from ingest.plan import element_id_for
 
     element_id = element_id_for(c.repos[1], str(src.resolve()), "plan.md")
-    v1 = svc.get_element(ADMIN, element_id)["version"]
+    v1 = svc.elements.get_element(ADMIN, element_id)["version"]
     c.lowered_v1, c.lowered_v1_sha = v1["version_id"], v1["content_sha256"]
     time.sleep(0.002)
     c.t_restricted = c.app.clock.now()
     time.sleep(0.002)
     (src / "plan.md").write_text(_body("Plan", "publicplanq", 91), "utf-8")
     subprocess.run([*git, "commit", "-qam", "plan, public now"], check=True)
-    svc.ingest_backlog(ingestor, str(src), c.repos[1], routing=rules["public"], full_scan=True)
+    svc.ingest.ingest_backlog(
+        ingestor, str(src), c.repos[1], routing=rules["public"], full_scan=True
+    )
     c.lowered = Doc(c.repos[1], element_id, "public", "loweredq")
     c.docs.append(Doc(c.repos[1], element_id, "public", "publicplanq"))
 
@@ -235,23 +237,23 @@ def _erased_with_derived_proposals(c: Corpus) -> None:
     the version erased."""
     svc = c.app.service
     agent = Caller("agent:trim-agent", purpose="setup")
-    svc.grant(ADMIN, agent.principal_id, "agent", c.repos[0], "restricted")
+    svc.admin.grant(ADMIN, agent.principal_id, "agent", c.repos[0], "restricted")
     text = _body("Erased", c.erased_secret, 95)
-    out = svc.create_element(CURATOR, c.repos[0], title="Erased doc", body=text)
+    out = svc.elements.create_element(CURATOR, c.repos[0], title="Erased doc", body=text)
     el, v1 = out["element"]["element_id"], out["version"]["version_id"]
-    first = svc.propose(
+    first = svc.curation.propose(
         agent, c.repos[0], body=text + "\nOne more line.\n", summary="more",
         element_id=el, target_version_id=v1,
     )  # fmt: skip
-    other = svc.propose(
+    other = svc.curation.propose(
         agent, c.repos[0], body="# Erased\n\nzebra crossing, rewritten.\n", summary="rewrite",
         element_id=el, target_version_id=v1,
     )  # fmt: skip
-    svc.accept(CURATOR, other["proposal_id"])
-    rebased = svc.rebase(agent, first["proposal_id"])
-    svc.erase_version(ADMIN, v1, "property test")
+    svc.review.accept(CURATOR, other["proposal_id"])
+    rebased = svc.review.rebase(agent, first["proposal_id"])
+    svc.erasure.erase_version(ADMIN, v1, "property test")
     c.derived_elements = [
-        svc.proposal_show(CURATOR, p)["proposal_element_id"]
+        svc.curation.proposal_show(CURATOR, p)["proposal_element_id"]
         for p in (first["proposal_id"], rebased["proposal_id"])
     ]
     c.docs.append(Doc(c.repos[0], el, "internal", "rewrittenq-none"))
@@ -262,16 +264,20 @@ def _erased_by_a_lower_admin(c: Corpus) -> None:
     internal element with the same text and erases it (a right guess, issue 28 item 4)."""
     svc = c.app.service
     body = _body("Guess", "guessedq", 97)
-    out = svc.create_element(
+    out = svc.elements.create_element(
         CURATOR, c.repos[2], title="Guessed", body=body, classification="restricted"
     )
     c.guessed = Doc(c.repos[2], out["element"]["element_id"], "restricted", "guessedq")
     c.guessed_v = out["version"]["version_id"]
     c.docs.append(c.guessed)
     low = Caller("user:trim-low-admin", purpose="setup")
-    svc.grant(ADMIN, low.principal_id, "admin", c.repos[2], "internal")
-    copy = svc.create_element(low, c.repos[2], title="Guess", body=body, classification="internal")
-    c.guess_report = svc.erase_version(low, copy["version"]["version_id"], "probe")["erasure"]
+    svc.admin.grant(ADMIN, low.principal_id, "admin", c.repos[2], "internal")
+    copy = svc.elements.create_element(
+        low, c.repos[2], title="Guess", body=body, classification="internal"
+    )
+    c.guess_report = svc.erasure.erase_version(low, copy["version"]["version_id"], "probe")[
+        "erasure"
+    ]
 
 
 def random_case(rng: random.Random, n_docs: int) -> Case:
@@ -297,7 +303,7 @@ def run_case(c: Corpus, case: Case) -> list[str]:
     svc = c.app.service
     caller = Caller(f"agent:p{secrets.token_hex(6)}", purpose="property")
     for i, role, level in case.grants:
-        svc.grant(ADMIN, caller.principal_id, role, c.repos[i], level)
+        svc.admin.grant(ADMIN, caller.principal_id, role, c.repos[i], level)
     readable = c.readable(case.grants)
     cleared = c.read_clearance(case.grants)
     problems: list[str] = []
@@ -305,7 +311,7 @@ def run_case(c: Corpus, case: Case) -> list[str]:
     never = c.secrets_hidden(case.grants)
     probe = c.docs[case.probe % len(c.docs)]
     try:
-        shown = svc.get_element(caller, probe.element_id)["element"]["element_id"]
+        shown = svc.elements.get_element(caller, probe.element_id)["element"]["element_id"]
     except AmeideError as exc:
         if probe.element_id in readable:
             problems.append(f"readable {probe.element_id} refused: {exc.code}")
@@ -329,7 +335,7 @@ def run_case(c: Corpus, case: Case) -> list[str]:
         req["scope"].pop("repository_id")
     may_read = bool(cleared) if case.org_wide else c.repos[0] in cleared
     try:
-        out = svc.read_context(caller, req)
+        out = svc.reading.read_context(caller, req)
     except AmeideError as exc:
         if may_read:
             problems.append(f"read_context refused a permitted read: {exc.code}")
@@ -345,7 +351,7 @@ def run_case(c: Corpus, case: Case) -> list[str]:
         # for every example: reseed it, or two examples' segments would get the same name.
         random.seed(secrets.randbits(64))
         add_evidence(c.app, c.other_repo, f"s{secrets.token_hex(4)}.md", f"# {words}\n\n{words}\n")
-        again = svc.read_context(caller, req)
+        again = svc.reading.read_context(caller, req)
         if _ranked(again) != _ranked(out):
             problems.append("a forbidden document in another tenant changed scores or order")
     text = json.dumps({**out, "trace": {**out["trace"], "query_rewrite": None}})
@@ -382,20 +388,20 @@ def _side_paths(c: Corpus, caller: Caller, never: set[str], grants: Grants) -> l
         el, repo = c.lowered.element_id, c.lowered.repo
         if c.lowered.secret in never:  # not cleared for restricted there: nor its id and hash
             never |= {c.lowered_v1, c.lowered_v1_sha}
-        reads.append(lambda: svc.get_element(caller, el, version_id=c.lowered_v1))
-        reads.append(lambda: svc.get_element(caller, el, as_of=c.t_restricted))
-        reads.append(lambda: svc.get_version(caller, c.lowered_v1))
-        reads.append(lambda: svc.element_history(caller, el))
-        reads.append(lambda: svc.get_element(caller, el))
-        reads.append(lambda: svc.expand(caller, el, as_of=c.t_restricted))
+        reads.append(lambda: svc.elements.get_element(caller, el, version_id=c.lowered_v1))
+        reads.append(lambda: svc.elements.get_element(caller, el, as_of=c.t_restricted))
+        reads.append(lambda: svc.reading.get_version(caller, c.lowered_v1))
+        reads.append(lambda: svc.elements.element_history(caller, el))
+        reads.append(lambda: svc.elements.get_element(caller, el))
+        reads.append(lambda: svc.reading.expand(caller, el, as_of=c.t_restricted))
         if c.read_clearance(grants).get(repo, -1) >= 0:  # else PERMISSION_DENIED, rightly
-            reads.append(lambda: svc.history(caller, repo))
-            reads.append(lambda: svc.history(caller, repo, element_id=el))
+            reads.append(lambda: svc.history.history(caller, repo))
+            reads.append(lambda: svc.history.history(caller, repo, element_id=el))
     if c.guessed is not None:
         problems += _guess_untouched(c, caller, grants)
     for derived in c.derived_elements:
-        reads.append(lambda derived=derived: svc.get_element(caller, derived))
-        reads.append(lambda derived=derived: svc.element_history(caller, derived))
+        reads.append(lambda derived=derived: svc.elements.get_element(caller, derived))
+        reads.append(lambda derived=derived: svc.elements.element_history(caller, derived))
     for read in reads:
         try:
             text = json.dumps(as_json(read()))
@@ -418,7 +424,7 @@ def _guess_untouched(c: Corpus, caller: Caller, grants: Grants) -> list[str]:
         problems.append(f"a lower admin's erasure reached above its clearance: {c.guess_report}")
     assert c.guessed is not None
     if c.read_clearance(grants).get(c.guessed.repo, -1) >= LEVELS.index("restricted"):
-        shown = svc.get_version(caller, c.guessed_v)["version"]
+        shown = svc.reading.get_version(caller, c.guessed_v)["version"]
         if shown["erased"] or c.guessed.secret not in shown["body"]:
             problems.append("a lower admin's erasure of a copy erased the restricted version")
     return problems

@@ -2,7 +2,7 @@
 
 Metadata a client sends (all values ASCII):
 
-    authorization:          Bearer amt_…      → service.authenticate_token → principal_id
+    authorization:          Bearer amt_…      → service.tokens.authenticate → principal_id
     x-ameide-on-behalf-of:  user:alice         → Caller.on_behalf_of (permissions intersect)
     x-ameide-purpose:       answer a question  → Caller.purpose (recorded with every read/write)
     x-ameide-roles:         reader,agent       → Caller.roles (claimed roles only narrow grants)

@@ -56,7 +56,7 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
 
     # -- proposals -------------------------------------------------------------------------
     def Propose(self, request: pb.ProposeRequest, _: Any) -> pb.Proposal:
-        out = self._svc.propose(
+        out = self._svc.curation.propose(
             current_caller(),
             request.repository_id,
             body=request.body,
@@ -81,7 +81,7 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
             cursor=opt(request, "page_token") or None,
             newest_first=bool(opt(request, "newest_first")),
         )
-        out = self._svc.proposal_page(
+        out = self._svc.curation.proposal_page(
             current_caller(), request.repository_id, opt(request, "status"), queue
         )
         return to_message(
@@ -91,11 +91,11 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
 
     def GetProposal(self, request: pb.GetProposalRequest, _: Any) -> pb.Proposal:
         return to_message(
-            pb.Proposal, self._svc.proposal_show(current_caller(), request.proposal_id)
+            pb.Proposal, self._svc.curation.proposal_show(current_caller(), request.proposal_id)
         )
 
     def ReviseProposal(self, request: pb.ReviseProposalRequest, _: Any) -> pb.Proposal:
-        out = self._svc.revise(
+        out = self._svc.curation.revise(
             current_caller(),
             request.proposal_id,
             request.body,
@@ -105,7 +105,7 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
         return to_message(pb.Proposal, out)
 
     def AcceptProposal(self, request: pb.AcceptProposalRequest, _: Any) -> pb.Proposal:
-        out = self._svc.accept(
+        out = self._svc.review.accept(
             current_caller(),
             request.proposal_id,
             opt(request, "rationale"),
@@ -114,40 +114,42 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
         return to_message(pb.Proposal, out)
 
     def RejectProposal(self, request: pb.RejectProposalRequest, _: Any) -> pb.Proposal:
-        out = self._svc.reject(current_caller(), request.proposal_id, request.rationale)
+        out = self._svc.review.reject(current_caller(), request.proposal_id, request.rationale)
         return to_message(pb.Proposal, out)
 
     def RebaseProposal(
         self, request: pb.RebaseProposalRequest, _: Any
     ) -> pb.RebaseProposalResponse:
-        out = as_json(self._svc.rebase(current_caller(), request.proposal_id))
+        out = as_json(self._svc.review.rebase(current_caller(), request.proposal_id))
         previous, version = out.pop("rebased_from_view"), out.pop("version")
         return to_message(
             pb.RebaseProposalResponse, {"proposal": out, "previous": previous, "version": version}
         )
 
     def WithdrawProposal(self, request: pb.WithdrawProposalRequest, _: Any) -> pb.Proposal:
-        out = self._svc.withdraw(current_caller(), request.proposal_id, opt(request, "rationale"))
+        out = self._svc.review.withdraw(
+            current_caller(), request.proposal_id, opt(request, "rationale")
+        )
         return to_message(pb.Proposal, out)
 
     # -- baselines and the published pointer -----------------------------------------------
     def CreateBaseline(self, request: pb.CreateBaselineRequest, _: Any) -> pb.Baseline:
-        out = self._svc.create_baseline(
+        out = self._svc.publishing.create_baseline(
             current_caller(), request.repository_id, opt(request, "name"), _pins(request)
         )
         return to_message(pb.Baseline, out)
 
     def GetBaseline(self, request: pb.GetBaselineRequest, _: Any) -> pb.Baseline:
         return to_message(
-            pb.Baseline, self._svc.baseline_show(current_caller(), request.baseline_id)
+            pb.Baseline, self._svc.publishing.baseline_show(current_caller(), request.baseline_id)
         )
 
     def ListBaselines(self, request: pb.ListBaselinesRequest, _: Any) -> pb.ListBaselinesResponse:
-        out = self._svc.list_baselines(current_caller(), request.repository_id)
+        out = self._svc.publishing.list_baselines(current_caller(), request.repository_id)
         return to_message(pb.ListBaselinesResponse, {"baselines": out})
 
     def Promote(self, request: pb.PromoteRequest, _: Any) -> pb.PointerMove:
-        out = self._svc.promote(
+        out = self._svc.publishing.promote(
             current_caller(),
             request.baseline_id,
             opt(request, "repository_id"),
@@ -157,7 +159,7 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
         return to_message(pb.PointerMove, out)
 
     def Rollback(self, request: pb.RollbackRequest, _: Any) -> pb.PointerMove:
-        out = self._svc.rollback(
+        out = self._svc.publishing.rollback(
             current_caller(),
             request.repository_id,
             opt(request, "to_baseline_id"),
@@ -166,14 +168,14 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
         return to_message(pb.PointerMove, out)
 
     def GetPublished(self, request: pb.GetPublishedRequest, _: Any) -> pb.GetPublishedResponse:
-        out = self._svc.published(
+        out = self._svc.publishing.published(
             current_caller(), request.repository_id, instant(request, "as_of")
         )
         return to_message(pb.GetPublishedResponse, out)
 
     # -- history and audit -----------------------------------------------------------------
     def GetHistory(self, request: pb.GetHistoryRequest, _: Any) -> pb.GetHistoryResponse:
-        out = self._svc.history_page(
+        out = self._svc.history.history_page(
             current_caller(),
             request.repository_id,
             since=instant(request, "since"),
@@ -187,22 +189,22 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
         return to_message(pb.GetHistoryResponse, out)
 
     def GetAccessLog(self, request: pb.GetAccessLogRequest, _: Any) -> pb.GetAccessLogResponse:
-        out = self._svc.access_log(
+        out = self._svc.history.access_log(
             current_caller(), request.repository_id, **present(request, "limit")
         )
         return to_message(pb.GetAccessLogResponse, {"entries": out})
 
     def VerifyAudit(self, request: pb.VerifyAuditRequest, _: Any) -> pb.VerifyAuditResponse:
-        out = self._svc.verify_audit(current_caller(), opt(request, "repository_id"))
+        out = self._svc.history.verify_audit(current_caller(), opt(request, "repository_id"))
         return to_message(pb.VerifyAuditResponse, out)
 
     # -- administration --------------------------------------------------------------------
     def CreateRepository(self, request: pb.CreateRepositoryRequest, _: Any) -> pb.Repository:
-        out = self._svc.create_repository(current_caller(), request.repository_id)
+        out = self._svc.admin.create_repository(current_caller(), request.repository_id)
         return to_message(pb.Repository, out)
 
     def GrantRole(self, request: pb.GrantRoleRequest, _: Any) -> pb.RoleGrant:
-        out = self._svc.grant(
+        out = self._svc.admin.grant(
             current_caller(),
             request.principal_id,
             request.role,
@@ -213,7 +215,7 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
         return to_message(pb.RoleGrant, out)
 
     def RevokeRole(self, request: pb.RevokeRoleRequest, _: Any) -> pb.RevokeRoleResponse:
-        out = self._svc.revoke(
+        out = self._svc.admin.revoke(
             current_caller(),
             request.principal_id,
             request.role,
@@ -223,21 +225,21 @@ class GovernanceServicer(rpc.GovernanceServiceServicer):
         return to_message(pb.RevokeRoleResponse, out)
 
     def ListGrants(self, request: pb.ListGrantsRequest, _: Any) -> pb.ListGrantsResponse:
-        out = self._svc.list_grants(current_caller(), request.scope)
+        out = self._svc.admin.list_grants(current_caller(), request.scope)
         return to_message(pb.ListGrantsResponse, {"grants": out})
 
     def CreateToken(self, request: pb.CreateTokenRequest, _: Any) -> pb.Token:
-        return to_message(pb.Token, self._svc.create_token(current_caller(), request.principal_id))
+        return to_message(pb.Token, self._svc.tokens.create(current_caller(), request.principal_id))
 
     def ListTokens(self, request: pb.ListTokensRequest, _: Any) -> pb.ListTokensResponse:
         principal = opt(request, "principal_id")
-        out = self._svc.list_tokens(current_caller(), principal)
+        out = self._svc.tokens.list_tokens(current_caller(), principal)
         return to_message(pb.ListTokensResponse, {"tokens": out})
 
     def RevokeToken(self, request: pb.RevokeTokenRequest, _: Any) -> pb.RevokeTokenResponse:
-        out = self._svc.revoke_token(current_caller(), request.token_id)
+        out = self._svc.tokens.revoke(current_caller(), request.token_id)
         return to_message(pb.RevokeTokenResponse, out)
 
     def SetLegalHold(self, request: pb.SetLegalHoldRequest, _: Any) -> pb.LegalHold:
-        out = self._svc.set_legal_hold(current_caller(), request.repository_id, request.held)
+        out = self._svc.admin.set_legal_hold(current_caller(), request.repository_id, request.held)
         return to_message(pb.LegalHold, out)

@@ -1,6 +1,6 @@
 """``grpc.health.v1.Health`` for probes (``grpc_health_probe``, Kubernetes): each of our services,
 and the server as a whole (``""``), is SERVING when the service is ready — the database answers
-and the keyword index is on disk and able to catch up (``MemoryService.health``) — and
+and the keyword index is on disk and able to catch up (``MemoryService.index.health``) — and
 NOT_SERVING while it is not. The status is read at each ``Check`` and ``List``, so it never goes
 stale; ``List`` answers every service with its status (the base class leaves it unimplemented);
 ``Watch`` streams it as the base class does. It needs no token (a public service of the auth
@@ -38,7 +38,7 @@ class ReadinessHealth(health.HealthServicer):  # type: ignore[misc]
 
     def refresh(self) -> None:
         """Read the readiness now and publish it for every service (watchers are told)."""
-        ready = self._service.health().ready
+        ready = self._service.index.health().ready
         if self._workers_ready is not None:  # several worker processes: every one must be
             ready = ready and self._workers_ready()
         for name in self._names:

@@ -25,7 +25,7 @@ class KnowledgeServicer(rpc.KnowledgeServiceServicer):
         self._svc = service
 
     def CreateElement(self, request: pb.CreateElementRequest, _: Any) -> pb.CreateElementResponse:
-        out = self._svc.create_element(
+        out = self._svc.elements.create_element(
             current_caller(),
             request.repository_id,
             title=request.title,
@@ -36,7 +36,7 @@ class KnowledgeServicer(rpc.KnowledgeServiceServicer):
         return to_message(pb.CreateElementResponse, out)
 
     def GetElement(self, request: pb.GetElementRequest, _: Any) -> pb.GetElementResponse:
-        out = self._svc.get_element(
+        out = self._svc.elements.get_element(
             current_caller(),
             request.element_id,
             opt(request, "version_id"),
@@ -45,25 +45,29 @@ class KnowledgeServicer(rpc.KnowledgeServiceServicer):
         return to_message(pb.GetElementResponse, out)
 
     def GetVersion(self, request: pb.GetVersionRequest, _: Any) -> pb.GetVersionResponse:
-        out = self._svc.get_version(current_caller(), request.version_id, instant(request, "as_of"))
+        out = self._svc.reading.get_version(
+            current_caller(), request.version_id, instant(request, "as_of")
+        )
         return to_message(pb.GetVersionResponse, out)
 
     def GetElementHistory(
         self, request: pb.GetElementHistoryRequest, _: Any
     ) -> pb.GetElementHistoryResponse:
-        out = self._svc.element_history(current_caller(), request.element_id)
+        out = self._svc.elements.element_history(current_caller(), request.element_id)
         return to_message(pb.GetElementHistoryResponse, out)
 
     def RetireElement(self, request: pb.RetireElementRequest, _: Any) -> pb.RetireElementResponse:
-        out = self._svc.retire_element(current_caller(), request.element_id, opt(request, "reason"))
+        out = self._svc.elements.retire_element(
+            current_caller(), request.element_id, opt(request, "reason")
+        )
         return to_message(pb.RetireElementResponse, out)
 
     def EraseVersion(self, request: pb.EraseVersionRequest, _: Any) -> common.Version:
-        out = self._svc.erase_version(current_caller(), request.version_id, request.reason)
+        out = self._svc.erasure.erase_version(current_caller(), request.version_id, request.reason)
         return to_message(common.Version, out)
 
     def AddRelationship(self, request: pb.AddRelationshipRequest, _: Any) -> common.Relationship:
-        out = self._svc.add_relationship(
+        out = self._svc.elements.add_relationship(
             current_caller(),
             request.source_element_id,
             request.target_element_id,
@@ -76,13 +80,13 @@ class KnowledgeServicer(rpc.KnowledgeServiceServicer):
     def RetireRelationship(
         self, request: pb.RetireRelationshipRequest, _: Any
     ) -> common.Relationship:
-        out = self._svc.retire_relationship(current_caller(), request.relationship_id)
+        out = self._svc.elements.retire_relationship(current_caller(), request.relationship_id)
         return to_message(common.Relationship, out)
 
     def ListRelationships(
         self, request: pb.ListRelationshipsRequest, _: Any
     ) -> pb.ListRelationshipsResponse:
-        out = self._svc.list_relationships(
+        out = self._svc.elements.list_relationships(
             current_caller(), request.element_id, instant(request, "as_of")
         )
         return to_message(pb.ListRelationshipsResponse, {"relationships": out})
@@ -90,7 +94,7 @@ class KnowledgeServicer(rpc.KnowledgeServiceServicer):
     def ExpandNeighborhood(
         self, request: pb.ExpandNeighborhoodRequest, _: Any
     ) -> pb.ExpandNeighborhoodResponse:
-        out = self._svc.expand(
+        out = self._svc.reading.expand(
             current_caller(),
             request.element_id,
             relationship_types=tuple(request.relationship_types),

@@ -24,30 +24,30 @@ class ProjectionServicer(rpc.ProjectionServiceServicer):
         self._svc = service
 
     def GetReadContext(self, request: pb.ReadContextRequest, _: Any) -> pb.ReadContextResponse:
-        out = self._svc.read_context(current_caller(), message_dict(request))
+        out = self._svc.reading.read_context(current_caller(), message_dict(request))
         return to_message(pb.ReadContextResponse, out)
 
     def VerifyCitations(
         self, request: pb.VerifyCitationsRequest, _: Any
     ) -> pb.VerifyCitationsResponse:
         citations = [message_dict(c) for c in request.citations]
-        out = self._svc.verify_citations(current_caller(), request.context_id, citations)
+        out = self._svc.reading.verify_citations(current_caller(), request.context_id, citations)
         return to_message(pb.VerifyCitationsResponse, out)
 
     def Replay(self, request: pb.ReplayRequest, _: Any) -> pb.ReplayResponse:
-        out = self._svc.replay(
+        out = self._svc.reading.replay(
             current_caller(), request.context_id, **present(request, "as_recorded")
         )
         return to_message(pb.ReplayResponse, out)
 
     def DiffBaselines(self, request: pb.DiffBaselinesRequest, _: Any) -> pb.BaselineDiff:
-        out = self._svc.baseline_diff(
+        out = self._svc.publishing.baseline_diff(
             current_caller(), request.from_baseline_id, request.to_baseline_id
         )
         return to_message(pb.BaselineDiff, out)
 
     def Evaluate(self, request: pb.EvaluateRequest, _: Any) -> pb.EvaluateResponse:
-        out = self._svc.evaluate(
+        out = self._svc.evaluation.evaluate(
             current_caller(),
             request.repository_id,
             request.dataset,

@@ -81,7 +81,7 @@ def create_grpc_server(
             *interceptors,
             ErrorInterceptor(),
             AuthInterceptor(
-                service.authenticate_token,
+                service.tokens.authenticate,
                 require_auth=require_auth,
                 local_principal=getattr(settings, "principal", None),
             ),

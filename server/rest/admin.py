@@ -53,14 +53,14 @@ Scope = Annotated[GrantScope, Query(description="*, TENANT, TENANT/ORG or TENANT
 )
 def create_repository(body: CreateRepository, svc: ServiceDep, caller: CallerDep) -> Any:
     """Create TENANT/ORG/REPO (admin of the organization, tenant or everything)."""
-    return svc.create_repository(caller, body.repository_id)
+    return svc.admin.create_repository(caller, body.repository_id)
 
 
 @router.get("/whoami", response_model=Whoami, operation_id="whoami", **JSON)
 def whoami(svc: ServiceDep, caller: CallerDep) -> Any:
     """Who you are to the service: principal, on behalf of whom, purpose, claimed roles, your
     own grants (role, scope, clearance) and whether you are a global admin."""
-    return svc.whoami(caller)
+    return svc.discovery.whoami(caller)
 
 
 @router.get(
@@ -72,19 +72,19 @@ def whoami(svc: ServiceDep, caller: CallerDep) -> Any:
 def list_repositories(svc: ServiceDep, caller: CallerDep) -> Any:
     """The repositories you may read, with what you may do there, up to which classification
     you read, and whether a legal hold is on (the others are not listed)."""
-    return svc.list_repositories(caller)
+    return svc.discovery.list_repositories(caller)
 
 
 @router.post("/grants", response_model=GrantMade, status_code=201, operation_id="grant", **JSON)
 def grant(body: GrantRequest, svc: ServiceDep, caller: CallerDep) -> Any:
     """Grant a role with a clearance on a scope (admin of that scope)."""
-    return svc.grant(caller, body.principal_id, body.role, body.scope, body.clearance)
+    return svc.admin.grant(caller, body.principal_id, body.role, body.scope, body.clearance)
 
 
 @router.get("/grants", response_model=list[GrantRow], operation_id="list_grants", **JSON)
 def list_grants(scope: Scope, svc: ServiceDep, caller: CallerDep) -> Any:
     """Grants and delegations (role ``delegate``) made on one scope (admin of that scope)."""
-    return svc.list_grants(caller, scope)
+    return svc.admin.list_grants(caller, scope)
 
 
 @router.delete("/grants", response_model=GrantRevoked, operation_id="revoke", **JSON)
@@ -96,7 +96,7 @@ def revoke(
     caller: CallerDep,
 ) -> Any:
     """Remove a grant (one the caller could have made: the same clearance rule as granting)."""
-    return svc.revoke(caller, principal_id, role, scope)
+    return svc.admin.revoke(caller, principal_id, role, scope)
 
 
 @router.post(
@@ -106,7 +106,7 @@ def delegate(body: DelegationRequest, svc: ServiceDep, caller: CallerDep) -> Any
     """Let a principal act on behalf of another (``X-Ameide-On-Behalf-Of``) on a scope: an
     admin of the scope, or the one acted for, may. Acting for someone always takes the
     intersection of both principals' permissions."""
-    return svc.delegate(caller, body.principal_id, body.on_behalf_of, body.scope)
+    return svc.admin.delegate(caller, body.principal_id, body.on_behalf_of, body.scope)
 
 
 @router.delete("/delegations", response_model=GrantRevoked, operation_id="undelegate", **JSON)
@@ -118,7 +118,7 @@ def undelegate(
     caller: CallerDep,
 ) -> Any:
     """Remove a delegation (an admin of the scope, the one acted for, or its holder)."""
-    return svc.undelegate(caller, principal_id, on_behalf_of, scope)
+    return svc.admin.undelegate(caller, principal_id, on_behalf_of, scope)
 
 
 @router.post(
@@ -126,7 +126,7 @@ def undelegate(
 )
 def create_token(body: TokenRequest, svc: ServiceDep, caller: CallerDep) -> Any:
     """Mint a bearer token (for yourself, or anyone as a global admin); the secret is shown once."""
-    return svc.create_token(caller, body.principal_id)
+    return svc.tokens.create(caller, body.principal_id)
 
 
 @router.get("/tokens", response_model=list[TokenRow], operation_id="list_tokens", **JSON)
@@ -142,7 +142,7 @@ def list_tokens(
     ] = None,
 ) -> Any:
     """Tokens, never their secrets: your own; a global admin may list anyone's."""
-    return svc.list_tokens(caller, principal_id)
+    return svc.tokens.list_tokens(caller, principal_id)
 
 
 @router.delete(
@@ -150,7 +150,7 @@ def list_tokens(
 )
 def revoke_token(token_id: TokenId, svc: ServiceDep, caller: CallerDep) -> Any:
     """Revoke a token and every token minted with it (its owner or a global admin)."""
-    return svc.revoke_token(caller, token_id)
+    return svc.tokens.revoke(caller, token_id)
 
 
 @router.put(REPO + "/legal-hold", response_model=LegalHold, operation_id="set_legal_hold", **JSON)
@@ -158,17 +158,17 @@ def set_legal_hold(
     repo: RepoDep, body: LegalHoldRequest, svc: ServiceDep, caller: CallerDep
 ) -> Any:
     """Place (held: true) or release (held: false) a legal hold (admin)."""
-    return svc.set_legal_hold(caller, repo, body.held)
+    return svc.admin.set_legal_hold(caller, repo, body.held)
 
 
 @router.get("/index/status", response_model=IndexStatus, operation_id="index_status", **JSON)
 def index_status(svc: ServiceDep, caller: CallerDep) -> Any:
     """The keyword index's lag and consistency (global admin); pending work is applied in the
     background, not in the request."""
-    return svc.index_status(caller, catch_up=False, background=True)
+    return svc.index.index_status(caller, catch_up=False, background=True)
 
 
 @router.post("/index/rebuild", response_model=IndexStatus, operation_id="index_rebuild", **JSON)
 def index_rebuild(svc: ServiceDep, caller: CallerDep) -> Any:
     """Recompute the keyword index from the database (global admin)."""
-    return svc.index_rebuild(caller)
+    return svc.index.index_rebuild(caller)

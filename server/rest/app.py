@@ -183,7 +183,7 @@ def _operations_router(
     def readyz() -> Any:
         """Ready: the database answers and the keyword index is on disk and can catch up (and,
         with several worker processes, every worker is ready)."""
-        health = service.health()
+        health = service.index.health()
         ready = health.ready
         body: dict[str, Any] = {"database": health.database, "index": health.index}
         if workers is not None:
@@ -221,7 +221,7 @@ def _operations_router(
         caller = None
         if token is not None or local:
             caller = resolve_caller(
-                service.authenticate_token,
+                service.tokens.authenticate,
                 token=token,
                 local_principal=local,
                 roles=None,

@@ -85,7 +85,7 @@ def history(
     """Audit events of a repository, oldest first: the newest ``limit``, or a page before /
     after a chain position; ``X-Prev-Cursor`` / ``X-Next-Cursor`` and ``Link`` (``rel="prev"``,
     ``rel="next"``) lead to the older and the newer page while there is one."""
-    out = svc.history_page(
+    out = svc.history.history_page(
         caller,
         repo,
         since=since,
@@ -118,7 +118,7 @@ def history(
 )
 def access_log(repo: RepoDep, svc: ServiceDep, caller: CallerDep, limit: Limit = 1000) -> Any:
     """Who read what, on behalf of whom and why (auditor), newest first."""
-    return svc.access_log(caller, repo, limit)
+    return svc.history.access_log(caller, repo, limit)
 
 
 @router.get(
@@ -129,7 +129,7 @@ def access_log(repo: RepoDep, svc: ServiceDep, caller: CallerDep, limit: Limit =
 )
 def verify_audit(repo: RepoDep, svc: ServiceDep, caller: CallerDep) -> Any:
     """Check a repository's hash chain; ``ok: false`` names the first broken event."""
-    return svc.verify_audit(caller, repo)
+    return svc.history.verify_audit(caller, repo)
 
 
 @router.get(
@@ -140,4 +140,4 @@ def verify_audit(repo: RepoDep, svc: ServiceDep, caller: CallerDep) -> Any:
 )
 def verify_global_audit(svc: ServiceDep, caller: CallerDep) -> Any:
     """Check the global chain (grants above repositories, tokens)."""
-    return svc.verify_audit(caller, None)
+    return svc.history.verify_audit(caller, None)

@@ -43,7 +43,7 @@ def propose(repo: RepoDep, body: ProposeRequest, svc: ServiceDep, caller: Caller
 
     With ``client_request_id`` a repeat returns the original proposal with ``replay: true``.
     """
-    return svc.propose(caller, repo, **drop_none(body.model_dump()))
+    return svc.curation.propose(caller, repo, **drop_none(body.model_dump()))
 
 
 PAGE_HEADERS = {
@@ -127,7 +127,7 @@ def proposal_list(
         cursor=cursor,
         newest_first=order == QueueOrder.NEWEST,
     )
-    out = svc.proposal_page(caller, repo, status, queue)
+    out = svc.curation.proposal_page(caller, repo, status, queue)
     nxt = out.next_cursor
     if nxt:
         response.headers["X-Next-Cursor"] = nxt
@@ -140,7 +140,7 @@ def proposal_list(
 )
 def proposal_show(proposal_id: ProposalId, svc: ServiceDep, caller: CallerDep) -> Any:
     """A proposal with its staleness, the current head, the selected version and the diff."""
-    return svc.proposal_show(caller, proposal_id)
+    return svc.curation.proposal_show(caller, proposal_id)
 
 
 @router.get(
@@ -152,7 +152,7 @@ def proposal_show(proposal_id: ProposalId, svc: ServiceDep, caller: CallerDep) -
 def accept_preview(proposal_id: ProposalId, svc: ServiceDep, caller: CallerDep) -> Any:
     """What accepting would do, changing nothing (``ameide accept --dry-run``): would it be
     accepted, else the refusal it would give; which head moves; the version to accept."""
-    return svc.accept_preview(caller, proposal_id)
+    return svc.review.accept_preview(caller, proposal_id)
 
 
 @router.post(
@@ -166,7 +166,7 @@ def accept(
 ) -> Any:
     """Accept a fresh, clean, OPEN proposal (curator); a stale one is refused (412), and one
     revised after the ``expected_version_id`` you reviewed is refused (409)."""
-    return svc.accept(caller, proposal_id, body.rationale, body.expected_version_id)
+    return svc.review.accept(caller, proposal_id, body.rationale, body.expected_version_id)
 
 
 @router.post(
@@ -174,7 +174,7 @@ def accept(
 )
 def reject(proposal_id: ProposalId, body: RejectRequest, svc: ServiceDep, caller: CallerDep) -> Any:
     """Reject a proposal with a rationale (curator)."""
-    return svc.reject(caller, proposal_id, body.rationale)
+    return svc.review.reject(caller, proposal_id, body.rationale)
 
 
 @router.post(
@@ -182,7 +182,7 @@ def reject(proposal_id: ProposalId, body: RejectRequest, svc: ServiceDep, caller
 )
 def rebase(proposal_id: ProposalId, svc: ServiceDep, caller: CallerDep) -> Any:
     """Rebase a stale proposal onto the current head: a new OPEN proposal, the old one REBASED."""
-    return svc.rebase(caller, proposal_id)
+    return svc.review.rebase(caller, proposal_id)
 
 
 @router.post(
@@ -195,7 +195,7 @@ def withdraw(
     body: RationaleRequest = NO_RATIONALE,
 ) -> Any:
     """Withdraw your own OPEN proposal."""
-    return svc.withdraw(caller, proposal_id, body.rationale)
+    return svc.review.withdraw(caller, proposal_id, body.rationale)
 
 
 @router.post(
@@ -203,4 +203,4 @@ def withdraw(
 )
 def revise(proposal_id: ProposalId, body: ReviseRequest, svc: ServiceDep, caller: CallerDep) -> Any:
     """Replace the body of an OPEN proposal (its proposer or a curator), e.g. to clear conflicts."""
-    return svc.revise(caller, proposal_id, body.body, body.summary, body.title)
+    return svc.curation.revise(caller, proposal_id, body.body, body.summary, body.title)

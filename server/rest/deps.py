@@ -1,6 +1,6 @@
 """Per-request dependencies of the REST adapter: the service and the authenticated caller.
 
-``Authorization: Bearer amt_…`` → ``MemoryService.authenticate_token`` → the principal (and
+``Authorization: Bearer amt_…`` → ``MemoryService.tokens.authenticate`` → the principal (and
 the token's id, recorded as the parent of any token minted with it), by the one rule of every
 surface (``edge.callers``). Three optional headers narrow what the request may do, exactly like
 the CLI's global options:
@@ -117,7 +117,7 @@ def get_caller(
     """The authenticated caller (a plain ``def``: token lookup runs in the thread pool)."""
     ctx = _context(request)
     caller = resolve_caller(
-        ctx.service.authenticate_token,
+        ctx.service.tokens.authenticate,
         token=presented_token(request.headers.get("authorization"), not_bearer=NOT_BEARER_HTTP),
         local_principal=None if ctx.require_auth else ctx.settings.principal,
         roles=roles,

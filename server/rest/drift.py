@@ -28,7 +28,7 @@ Topic = Annotated[
 @router.get(REPO + "/drift", response_model=DriftList, operation_id="drift_list", **JSON)
 def drift_list(repo: RepoDep, svc: ServiceDep, caller: CallerDep) -> Any:
     """Curated pages citing evidence that moved since the pinned version, with the diff."""
-    return svc.drift_list(caller, repo)
+    return svc.drift.drift_list(caller, repo)
 
 
 @router.post(
@@ -46,7 +46,7 @@ def drift_review(
     body: DriftReviewRequest = NO_NOTE,
 ) -> Any:
     """Mark a drift reviewed (curator); it returns when the evidence moves again."""
-    return svc.drift_review(
+    return svc.drift.drift_review(
         caller,
         element_id,
         evidence_element_id,
@@ -70,7 +70,7 @@ def drift_propose(
     body: DriftProposeRequest = CURRENT_BODY,
 ) -> Any:
     """Open an UPDATE proposal on a drifted page citing the evidence's new version."""
-    return svc.drift_propose(
+    return svc.drift.drift_propose(
         caller, element_id, evidence_element_id, body=body.body, summary=body.summary
     )
 
@@ -79,4 +79,4 @@ def drift_propose(
 def gaps(repo: RepoDep, svc: ServiceDep, caller: CallerDep, topic: Topic = None) -> Any:
     """Counts and dates of what the repository holds (on a topic): curated vs evidence,
     superseded, newest times, drifted pages, questions without a curated answer."""
-    return svc.gaps(caller, repo, topic)
+    return svc.gaps.gaps(caller, repo, topic)

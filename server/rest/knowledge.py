@@ -42,7 +42,7 @@ AsOf = Annotated[
 )
 def create_element(repo: RepoDep, body: CreateElement, svc: ServiceDep, caller: CallerDep) -> Any:
     """Create a canonical element directly (curator); version 1 becomes its head."""
-    return svc.create_element(caller, repo, **drop_none(body.model_dump()))
+    return svc.elements.create_element(caller, repo, **drop_none(body.model_dump()))
 
 
 @router.get(REPO + "/elements", response_model=ElementPage, operation_id="list_elements", **JSON)
@@ -60,7 +60,7 @@ def list_elements(
     """A page of the repository's elements you may read, in id order: title, kind, type,
     source, classification, head, retired; 404 when the repository is missing or not yours
     to read (the same answer)."""
-    return svc.list_elements(caller, repo, limit=limit, cursor=cursor)
+    return svc.discovery.list_elements(caller, repo, limit=limit, cursor=cursor)
 
 
 @router.get(
@@ -74,7 +74,7 @@ def get_element(
     version_id: Annotated[VersionIdParam, Query(description="This version, not the head.")] = None,
 ) -> Any:
     """An element with its head version (or a given version, or the head as of an instant)."""
-    return svc.get_element(caller, element_id, version_id, as_of)
+    return svc.elements.get_element(caller, element_id, version_id, as_of)
 
 
 @router.get(
@@ -85,7 +85,7 @@ def get_element(
 )
 def element_history(element_id: ElementId, svc: ServiceDep, caller: CallerDep) -> Any:
     """Every version of an element, oldest first (bodies omitted)."""
-    return svc.element_history(caller, element_id)
+    return svc.elements.element_history(caller, element_id)
 
 
 @router.post(
@@ -98,7 +98,7 @@ def retire_element(
     element_id: ElementId, svc: ServiceDep, caller: CallerDep, body: ReasonRequest = NO_REASON
 ) -> Any:
     """Retire an element (curator); refused under legal hold. Earlier as_of reads still see it."""
-    return svc.retire_element(caller, element_id, body.reason)
+    return svc.elements.retire_element(caller, element_id, body.reason)
 
 
 @router.get(
@@ -111,7 +111,7 @@ def list_relationships(
     element_id: ElementId, svc: ServiceDep, caller: CallerDep, as_of: AsOf = None
 ) -> Any:
     """Relationships of an element (both directions) whose other end you may read."""
-    return svc.list_relationships(caller, element_id, as_of)
+    return svc.elements.list_relationships(caller, element_id, as_of)
 
 
 @router.get(
@@ -136,7 +136,7 @@ def expand(
     ] = None,
 ) -> Any:
     """The relationship neighbourhood of an element, through elements you may read only."""
-    return svc.expand(
+    return svc.reading.expand(
         caller,
         element_id,
         hops=hops,
@@ -156,7 +156,7 @@ def get_version(
     version_id: VersionId, svc: ServiceDep, caller: CallerDep, as_of: AsOf = None
 ) -> Any:
     """A version by id with its element and chunk offsets (for citations)."""
-    return svc.get_version(caller, version_id, as_of)
+    return svc.reading.get_version(caller, version_id, as_of)
 
 
 @router.post(
@@ -166,7 +166,7 @@ def erase_version(
     version_id: VersionId, body: EraseRequest, svc: ServiceDep, caller: CallerDep
 ) -> Any:
     """Erase a version's content (admin; right to be forgotten): ids, hash and audit remain."""
-    return svc.erase_version(caller, version_id, body.reason)
+    return svc.erasure.erase_version(caller, version_id, body.reason)
 
 
 @router.post(
@@ -178,7 +178,7 @@ def erase_version(
 )
 def add_relationship(body: AddRelationship, svc: ServiceDep, caller: CallerDep) -> Any:
     """Add a relationship between two elements of one repository (curator)."""
-    return svc.add_relationship(
+    return svc.elements.add_relationship(
         caller,
         body.source_element_id,
         body.target_element_id,
@@ -196,4 +196,4 @@ def add_relationship(body: AddRelationship, svc: ServiceDep, caller: CallerDep) 
 )
 def retire_relationship(relationship_id: RelationshipId, svc: ServiceDep, caller: CallerDep) -> Any:
     """Retire a relationship (curator); earlier as_of reads still see it."""
-    return svc.retire_relationship(caller, relationship_id)
+    return svc.elements.retire_relationship(caller, relationship_id)

@@ -60,7 +60,7 @@ class _ServiceCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("ameide_database_up", "1 when the database answered the scrape")
         try:
-            status = self._service.health().index
+            status = self._service.index.health().index
         except Exception:  # a scrape must not fail because the database is down
             log.warning("metrics: the database did not answer", exc_info=True)
             up.add_metric([], 0)
@@ -91,7 +91,7 @@ class _QueueCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         try:
-            counts = self._service.open_proposal_counts(self._caller).root
+            counts = self._service.index.open_proposal_counts(self._caller).root
         except Exception:  # ameide_database_up says why; the scrape still answers
             log.warning("metrics: the proposal queue could not be counted", exc_info=True)
             return

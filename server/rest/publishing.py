@@ -37,7 +37,7 @@ def create_baseline(
     repo: RepoDep, svc: ServiceDep, caller: CallerDep, body: CreateBaseline = ALL_PINS
 ) -> Any:
     """Cut a baseline (publisher): every canonical element at its head, or explicit pins."""
-    return svc.create_baseline(caller, repo, body.name, body.pins)
+    return svc.publishing.create_baseline(caller, repo, body.name, body.pins)
 
 
 @router.get(
@@ -48,7 +48,7 @@ def create_baseline(
 )
 def list_baselines(repo: RepoDep, svc: ServiceDep, caller: CallerDep) -> Any:
     """Baselines of a repository, newest first."""
-    return svc.list_baselines(caller, repo)
+    return svc.publishing.list_baselines(caller, repo)
 
 
 @router.get(
@@ -59,7 +59,7 @@ def list_baselines(repo: RepoDep, svc: ServiceDep, caller: CallerDep) -> Any:
 )
 def baseline_show(baseline_id: BaselineId, svc: ServiceDep, caller: CallerDep) -> Any:
     """A baseline with the pins you may read and whether it is published."""
-    return svc.baseline_show(caller, baseline_id)
+    return svc.publishing.baseline_show(caller, baseline_id)
 
 
 @router.get(
@@ -72,7 +72,7 @@ def baseline_diff(
     baseline_id: BaselineId, other_baseline_id: BaselineId, svc: ServiceDep, caller: CallerDep
 ) -> Any:
     """Versions added, changed and removed from the first baseline to the second, with diffs."""
-    return svc.baseline_diff(caller, baseline_id, other_baseline_id)
+    return svc.publishing.baseline_diff(caller, baseline_id, other_baseline_id)
 
 
 @router.post(
@@ -83,7 +83,9 @@ def baseline_diff(
 )
 def promote(repo: RepoDep, body: PromoteRequest, svc: ServiceDep, caller: CallerDep) -> Any:
     """Move the repository's published pointer to a baseline (publisher)."""
-    return svc.promote(caller, body.baseline_id, repo, body.reason, body.expected_baseline_id)
+    return svc.publishing.promote(
+        caller, body.baseline_id, repo, body.reason, body.expected_baseline_id
+    )
 
 
 @router.post(
@@ -94,7 +96,7 @@ def promote(repo: RepoDep, body: PromoteRequest, svc: ServiceDep, caller: Caller
 )
 def rollback(repo: RepoDep, body: RollbackRequest, svc: ServiceDep, caller: CallerDep) -> Any:
     """Publish an older baseline again (publisher); recorded like any promotion."""
-    return svc.rollback(caller, repo, body.to, body.reason)
+    return svc.publishing.rollback(caller, repo, body.to, body.reason)
 
 
 @router.get(
@@ -105,4 +107,4 @@ def rollback(repo: RepoDep, body: RollbackRequest, svc: ServiceDep, caller: Call
 )
 def published(repo: RepoDep, svc: ServiceDep, caller: CallerDep, as_of: Instant = None) -> Any:
     """The published baseline now (or as recorded at as_of) and the pointer's moves until then."""
-    return svc.published(caller, repo, as_of)
+    return svc.publishing.published(caller, repo, as_of)

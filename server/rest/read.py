@@ -31,7 +31,7 @@ def read_context(body: ReadRequest, svc: ServiceDep, caller: CallerDep) -> Any:
     with ``on_behalf_of`` and a delegation grant). Give exactly one of ``query``,
     ``element_ids`` or ``version_ids``.
     """
-    return svc.read_context(caller, body)
+    return svc.reading.read_context(caller, body)
 
 
 @router.post(
@@ -44,7 +44,7 @@ def verify_citations(
     context_id: ContextId, body: VerifyCitationsRequest, svc: ServiceDep, caller: CallerDep
 ) -> Any:
     """Which citations point into what that context returned (its reader or an auditor)."""
-    return svc.verify_citations(caller, context_id, body.citations)
+    return svc.reading.verify_citations(caller, context_id, body.citations)
 
 
 @router.post("/context/{context_id}/replay", response_model=Replay, operation_id="replay", **JSON)
@@ -52,4 +52,4 @@ def replay(
     context_id: ContextId, svc: ServiceDep, caller: CallerDep, body: ReplayRequest = NOW
 ) -> Any:
     """Re-run a stored read as its reader and report what differs (its reader or an auditor)."""
-    return svc.replay(caller, context_id, as_recorded=body.as_recorded)
+    return svc.reading.replay(caller, context_id, as_recorded=body.as_recorded)

@@ -43,7 +43,7 @@ async def source_hook(source_id: SourceId, request: Request, svc: ServiceDep) ->
     """Queue a run of the source for a push (GitHub or GitLab webhook; no bearer token)."""
     body = await request.body()
     headers = {name.lower(): value for name, value in request.headers.items()}
-    answer: HookAnswer = await run_in_threadpool(svc.source_hook, source_id, headers, body)
+    answer: HookAnswer = await run_in_threadpool(svc.sources.source_hook, source_id, headers, body)
     if answer.outcome == "rate_limited":
         return error_response(
             429, "RATE_LIMITED", answer.reason or "too many deliveries", {"source_id": source_id}

@@ -12,7 +12,7 @@ from service import results_ops as ro
 from service.admin import discovery_results as rd
 from service.authz import Caller, Permission, access_levels
 from service.core import existing, repo_key
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 from service.views import iso
 
 MAX_PAGE = 200
@@ -24,6 +24,7 @@ class Discovery:
     def __init__(self, k: Kernel) -> None:
         self.k = k
 
+    @acting
     def whoami(self, caller: Caller) -> rd.Whoami:
         """The caller as the service sees it: principal, on-behalf-of, purpose, its own grants
         (role, scope, clearance) and whether it is a global admin."""
@@ -54,6 +55,7 @@ class Discovery:
             }
         )
 
+    @acting
     def list_repositories(self, caller: Caller) -> list[rd.ReadableRepository]:
         """The repositories the caller may read, with what it may do there and up to which
         classification it reads, and whether a legal hold is on."""
@@ -67,6 +69,7 @@ class Discovery:
                 out.append(_repository_view(key, perm, repo.legal_hold))
         return [rd.ReadableRepository.model_validate(row) for row in out]
 
+    @acting
     def hold_status(self, caller: Caller, repo: str) -> ro.HoldStatus:
         """Whether a legal hold is on the repository (anyone who may read there may ask)."""
         key = repo_key(repo)
@@ -75,6 +78,7 @@ class Discovery:
             held = existing(uow.store.get_repository(key)).legal_hold
         return ro.HoldStatus(repository_id=key, legal_hold=held)
 
+    @acting
     def list_elements(
         self, caller: Caller, repo: str, *, limit: int = 50, cursor: str | None = None
     ) -> rd.ElementPage:

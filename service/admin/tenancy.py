@@ -28,7 +28,7 @@ from service import results_ops as ro
 from service.admin.tokens import TokenRegistry
 from service.authz import Caller, Permission
 from service.core import UnitOfWork, repo_key
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 from service.views import iso
 
 
@@ -70,6 +70,7 @@ class Admin:
                     clearance=level.value,
                 )
 
+    @acting
     def bootstrap_admin(self, principal: str) -> ro.AdminBootstrapped:
         """Grant global admin to the first administrator (``ameide init --admin``); idempotent."""
         validate_principal(principal)
@@ -92,6 +93,7 @@ class Admin:
             uow.commit()
         return ro.AdminBootstrapped(principal_id=principal, role="admin", scope="*", created=True)
 
+    @acting
     def create_repository(self, caller: Caller, repo: str) -> r.Repository:
         """Create ``tenant/org/repo`` (admin of the organization, tenant or everything)."""
         ref = RepoRef.parse(repo)
@@ -116,6 +118,7 @@ class Admin:
             created_at=iso(at),
         )
 
+    @acting
     def grant(
         self,
         caller: Caller,
@@ -184,6 +187,7 @@ class Admin:
         )
         return at
 
+    @acting
     def revoke(
         self,
         caller: Caller,
@@ -230,6 +234,7 @@ class Admin:
             uow.commit()
         return r.GrantRevoked(principal_id=principal, role=role_.value, scope=scope, revoked=True)
 
+    @acting
     def list_grants(self, caller: Caller, scope: str) -> list[r.GrantRow]:
         """Grants and delegations made on a scope (admin of that scope)."""
         scope = parse_scope(scope)
@@ -267,6 +272,7 @@ class Admin:
                 action=Action.ADMIN.value,
             )
 
+    @acting
     def delegate(
         self, caller: Caller, principal: str, on_behalf_of: str, scope: str
     ) -> r.GrantMade:
@@ -307,6 +313,7 @@ class Admin:
             },
         )
 
+    @acting
     def undelegate(
         self, caller: Caller, principal: str, on_behalf_of: str, scope: str
     ) -> r.GrantRevoked:
@@ -328,18 +335,12 @@ class Admin:
         )
 
     # -- bearer tokens: the TokenRegistry collaborator does the work -----------------------
-    def create_token(self, caller: Caller, principal: str) -> r.TokenMade:
-        """Mint a bearer token for yourself, or for anyone as a global admin; shown once."""
-        return r.TokenMade.model_validate(self._tokens.create(caller, principal))
-
-    def revoke_token(self, caller: Caller, token_id: str) -> r.TokenRevoked:
-        """Revoke a token and every token minted from it (its owner or a global admin)."""
-        return r.TokenRevoked.model_validate(self._tokens.revoke(caller, token_id))
-
+    @acting
     def authenticate(self, secret: str) -> str:
         """The principal of a valid, unrevoked bearer token."""
         return self._tokens.authenticate(secret).principal_id
 
+    @acting
     def set_legal_hold(self, caller: Caller, repo: str, held: bool) -> r.LegalHold:
         """Place or release a legal hold (admin)."""
         key = repo_key(repo)

@@ -21,6 +21,7 @@ from domain.permissions import Action
 from domain.values import new_id, validate_id, validate_principal
 from service import results as r
 from service.authz import Caller
+from service.kernel import acting
 from service.views import iso
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ class TokenRegistry:
     def _is_global_admin(self, uow: UnitOfWork, caller: Caller) -> bool:
         return self.k.gate.permission(uow, caller, "*").can(Action.ADMIN)
 
+    @acting
     def create(self, caller: Caller, principal: str) -> r.TokenMade:
         """Mint a bearer token for yourself, or for anyone as a global admin; shown once.
 
@@ -87,6 +89,7 @@ class TokenRegistry:
             token_id=token_id, principal_id=principal, token=secret, created_at=iso(at)
         )
 
+    @acting
     def revoke(self, caller: Caller, token_id: str) -> r.TokenRevoked:
         """Revoke a token and every token minted from it, transitively (its owner or a global
         admin; anyone else is told the token does not exist)."""
@@ -123,6 +126,7 @@ class TokenRegistry:
                 uow.commit()
         return r.TokenRevoked(token_id=token_id, revoked=True)
 
+    @acting
     def list_tokens(self, caller: Caller, principal: str | None = None) -> list[r.TokenRow]:
         """Tokens (never their secrets or hashes): your own; a global admin may name any
         principal, or list every token by naming none."""
@@ -154,6 +158,7 @@ class TokenRegistry:
             ]
         ]
 
+    @acting
     def authenticate(self, secret: str) -> Authenticated:
         """The principal and id of a valid bearer token: known, unrevoked, and no ancestor
         revoked."""

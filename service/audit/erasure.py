@@ -40,7 +40,7 @@ from service import results as r
 from service.audit.erasure_reach import Within, reach
 from service.authz import Caller
 from service.core import UnitOfWork, existing
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 from service.views import version_view
 
 
@@ -50,6 +50,7 @@ class Erasure:
     def __init__(self, k: Kernel) -> None:
         self.k = k
 
+    @acting
     def erase_version(self, caller: Caller, version_id: str, reason: str) -> r.Version:
         """Compliance erasure (admin): the version and every same-content copy in its repository
         become tombstones, and stored contexts that showed them keep ids and citations but not

@@ -22,7 +22,7 @@ from service import results_ops as ro
 from service.audit.trimming import EventTrimmer, Visibility
 from service.authz import Caller
 from service.core import UnitOfWork, repo_key
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 from service.views import iso
 
 MAX_HISTORY = 10_000
@@ -34,6 +34,7 @@ class History:
     def __init__(self, k: Kernel) -> None:
         self.k = k
 
+    @acting
     def history(
         self,
         caller: Caller,
@@ -51,6 +52,7 @@ class History:
             caller, repo, since=since, until=until, element_id=element_id, actor=actor, limit=limit
         ).events
 
+    @acting
     def history_page(
         self,
         caller: Caller,
@@ -103,6 +105,7 @@ class History:
             uow.commit()
         return ro.HistoryPage.model_validate(_history_window(views, limit, before, after))
 
+    @acting
     def verify_audit(
         self, caller: Caller, repo: str | None, checkpoint: Checkpoint | None = None
     ) -> r.AuditVerdict:
@@ -136,6 +139,7 @@ class History:
             }
         )
 
+    @acting
     def audit_checkpoint(self, caller: Caller, repo: str | None) -> ro.AuditCheckpoint:
         """The chain's length and head hash now, to keep outside the database and verify against
         later; refused while the chain does not verify."""
@@ -171,6 +175,7 @@ class History:
             raise PermissionDenied(f"{caller.principal_id} may not verify the audit log")
         return key
 
+    @acting
     def access_log(self, caller: Caller, repo: str, limit: int = 1000) -> list[r.AccessRow]:
         """Who read what, on behalf of whom and why (auditors), newest first.
 

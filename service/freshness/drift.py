@@ -22,7 +22,7 @@ from service.authz import Caller, Permission, access_levels
 from service.core import UnitOfWork, existing, repo_key
 from service.freshness.results import DriftEntry, DriftList, DriftReviewed, EvidenceSide
 from service.governance.curation import Curation
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 from service.results import Proposal
 from service.views import iso
 
@@ -105,6 +105,7 @@ class Drift:
         self.k = k
         self.curation = curation
 
+    @acting
     def drift_list(self, caller: Caller, repo: str) -> DriftList:
         """Curated pages citing evidence that moved since the version they pin (or was retired):
         the evidence, pinned and current versions, a diff between them and since when — only
@@ -136,6 +137,7 @@ class Drift:
             element_id=curated_element_id,
         )
 
+    @acting
     def drift_review(
         self,
         caller: Caller,
@@ -206,6 +208,7 @@ class Drift:
         )  # fmt: skip
         return review
 
+    @acting
     def drift_propose(
         self,
         caller: Caller,

@@ -21,7 +21,7 @@ from service.authz import Caller, access_levels
 from service.core import repo_key
 from service.freshness.drift import drift_entries
 from service.freshness.results import EvidenceCounts, GapsReport, KindCounts, UnansweredQuestion
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 from service.views import iso
 
 MAX_TOPIC_CHARS = 200
@@ -96,6 +96,7 @@ class Gaps:
     def __init__(self, k: Kernel) -> None:
         self.k = k
 
+    @acting
     def gaps(self, caller: Caller, repo: str, topic: str | None = None) -> GapsReport:
         """What the memory holds on a topic (or the whole repository): curated vs evidence
         counts, retired and superseded, newest version and source times, drifted citations, and

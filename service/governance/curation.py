@@ -45,7 +45,7 @@ from service.governance.proposal_book import (
 from service.governance.queue import QueueFilter
 from service.governance.writer import element_kind as parse_element_kind
 from service.governance.writer import provenance
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 
 
 class Curation:
@@ -55,6 +55,7 @@ class Curation:
         self.k = k
         self.book = book
 
+    @acting
     def propose(
         self,
         caller: Caller,
@@ -183,6 +184,7 @@ class Curation:
         )
         return p, target.classification, title_
 
+    @acting
     def proposal_show(self, caller: Caller, proposal_id: str) -> r.Proposal:
         """A proposal with staleness, current head, selected version and the diff vs target."""
         with self.k.uow(readonly=True) as uow:
@@ -192,6 +194,7 @@ class Curation:
             uow.commit()
         return r.Proposal.model_validate(view)
 
+    @acting
     def proposal_list(
         self,
         caller: Caller,
@@ -233,6 +236,7 @@ class Curation:
             uow.commit()
         return [{k: v for k, v in i.items() if k != "body"} for i in wanted.page(items, after)]
 
+    @acting
     def proposal_page(
         self,
         caller: Caller,
@@ -256,6 +260,7 @@ class Curation:
             {"proposals": page, "next_cursor": page[-1]["proposal_id"] if more else None}
         )
 
+    @acting
     def revise(
         self,
         caller: Caller,

@@ -30,7 +30,7 @@ from service.authz import Caller
 from service.core import existing, repo_key
 from service.governance.writer import ElementWriter
 from service.governance.writer import element_kind as parse_element_kind
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 from service.views import element_view, relationship_view, version_view
 
 
@@ -41,6 +41,7 @@ class Elements:
         self.k = k
         self.writer = writer
 
+    @acting
     def create_element(
         self,
         caller: Caller,
@@ -87,6 +88,7 @@ class Elements:
             {"element": element_view(el), "version": version_view(v1, with_body=False)}
         )
 
+    @acting
     def get_element(
         self,
         caller: Caller,
@@ -129,6 +131,7 @@ class Elements:
         shown = {**version_view(v), "parent_version_id": parent} if v else None
         return r.ElementWithVersion.model_validate({"element": view, "version": shown})
 
+    @acting
     def element_history(self, caller: Caller, element_id: str) -> r.ElementHistory:
         """Every version of an element, oldest first (bodies omitted)."""
         with self.k.uow(readonly=True) as uow:
@@ -158,6 +161,7 @@ class Elements:
             }
         )
 
+    @acting
     def retire_element(
         self, caller: Caller, element_id: str, reason: str | None = None
     ) -> r.RetiredElement:
@@ -182,6 +186,7 @@ class Elements:
             uow.commit()
         return r.RetiredElement.model_validate({"element": element_view(el)})
 
+    @acting
     def add_relationship(
         self,
         caller: Caller,
@@ -223,6 +228,7 @@ class Elements:
             uow.commit()
         return r.Relationship.model_validate(relationship_view(rel))
 
+    @acting
     def retire_relationship(self, caller: Caller, relationship_id: str) -> r.Relationship:
         """Retire a relationship (it stays visible to earlier ``as_of`` reads)."""
         validate_id(relationship_id, "rel", "relationship")
@@ -250,6 +256,7 @@ class Elements:
             rel = uow.store.get_relationship(relationship_id) or rel
         return r.Relationship.model_validate(relationship_view(rel))
 
+    @acting
     def list_relationships(
         self, caller: Caller, element_id: str, as_of: datetime | None = None
     ) -> list[r.Relationship]:

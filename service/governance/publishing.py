@@ -22,7 +22,7 @@ from service import results as r
 from service.authz import Caller, Permission
 from service.core import UnitOfWork, repo_key
 from service.governance.decisions import Decisions
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 from service.views import baseline_view, iso, move_view
 
 
@@ -52,6 +52,7 @@ class Publishing:
                 out[element_id] = version_id
         return out
 
+    @acting
     def create_baseline(
         self, caller: Caller, repo: str, name: str | None = None, pins: dict[str, str] | None = None
     ) -> r.Baseline:
@@ -115,6 +116,7 @@ class Publishing:
                 raise NotFound(f"version {version_id} of element {element_id} not found")
         return dict(pins)
 
+    @acting
     def baseline_show(self, caller: Caller, baseline_id: str) -> r.Baseline:
         """A baseline with its (trimmed) pins and whether it is the published one."""
         with self.k.uow(readonly=True) as uow:
@@ -135,6 +137,7 @@ class Publishing:
             uow.commit()
         return r.Baseline.model_validate(view)
 
+    @acting
     def list_baselines(self, caller: Caller, repo: str) -> list[r.BaselineRow]:
         """Baselines of a repository, newest first."""
         key = repo_key(repo)
@@ -156,6 +159,7 @@ class Publishing:
             ]
         ]
 
+    @acting
     def baseline_diff(self, caller: Caller, baseline_a: str, baseline_b: str) -> r.BaselineDiff:
         """Versions added / changed / removed from A to B, with unified body diffs."""
         with self.k.uow(readonly=True) as uow:
@@ -196,6 +200,7 @@ class Publishing:
             uow.commit()
         return r.BaselineDiff.model_validate(out)
 
+    @acting
     def promote(
         self,
         caller: Caller,
@@ -257,6 +262,7 @@ class Publishing:
             {**move_view(move), "decision_element_id": dec.element_id}
         )
 
+    @acting
     def rollback(
         self,
         caller: Caller,
@@ -277,6 +283,7 @@ class Publishing:
             to = moves[-1].from_baseline_id
         return self.promote(caller, to, key, reason, expected_baseline_id, _kind="ROLLBACK")
 
+    @acting
     def published(self, caller: Caller, repo: str, as_of: datetime | None = None) -> r.Published:
         """The published baseline now, or as recorded at ``as_of``, with its move history."""
         key = repo_key(repo)

@@ -33,7 +33,7 @@ from service.authz import Caller, Permission
 from service.core import UnitOfWork, existing, head_version, stored_element
 from service.governance.decisions import Decisions, Outcome, Pin
 from service.governance.proposal_book import ProposalBook, is_own, own_or_curator
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 from service.views import version_view
 
 
@@ -45,6 +45,7 @@ class Review:
         self.book = book
         self.decisions = decisions
 
+    @acting
     def accept(
         self,
         caller: Caller,
@@ -106,6 +107,7 @@ class Review:
             uow.commit()
         return r.Proposal.model_validate({**view, "decision_element_id": dec.element_id})
 
+    @acting
     def accept_preview(self, caller: Caller, proposal_id: str) -> r.AcceptPreview:
         """What accepting would do, without doing it: whether it would be accepted, and if not
         the refusal accepting would give (stale, conflicts, not OPEN, not allowed); which
@@ -181,6 +183,7 @@ class Review:
         )
         return target
 
+    @acting
     def reject(self, caller: Caller, proposal_id: str, rationale: str) -> r.Proposal:
         """Reject with a required rationale; links ``rejected_because`` to the decision."""
         rationale = validate_text(rationale, "rationale", MAX_RATIONALE_CHARS)
@@ -188,6 +191,7 @@ class Review:
             self._close(caller, proposal_id, ProposalStatus.REJECTED, "REJECT", rationale)
         )
 
+    @acting
     def withdraw(
         self, caller: Caller, proposal_id: str, rationale: str | None = None
     ) -> r.Proposal:
@@ -222,6 +226,7 @@ class Review:
             uow.commit()
         return {**view, "decision_element_id": dec.element_id}
 
+    @acting
     def rebase(self, caller: Caller, proposal_id: str) -> r.Proposal:
         """New OPEN proposal on the current head with a three-way-merged body; old → REBASED."""
         with self.k.uow() as uow:

@@ -17,7 +17,7 @@ from service.authz import Caller, Permission
 from service.indexing.background import BackgroundUpkeep
 from service.indexing.semantic import SemanticRecall
 from service.indexing.upkeep import IndexMaintainer
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 
 
 class IndexAdmin:
@@ -41,6 +41,7 @@ class IndexAdmin:
             if not self.k.gate.permission(uow, caller, "*").can(Action.ADMIN):
                 raise PermissionDenied(f"{caller.principal_id} is not a global admin")
 
+    @acting
     def index_status(
         self, caller: Caller, *, catch_up: bool = True, background: bool = False
     ) -> r.IndexStatus:
@@ -71,6 +72,7 @@ class IndexAdmin:
                   "applied": applied, "semantic": semantic}  # fmt: skip
         return r.IndexStatus.model_validate(status)
 
+    @acting
     def embedding_build(self, caller: Caller, progress: Any = None) -> ro.EmbeddingBuild:
         """Embed every version not embedded yet, now, in the foreground (the background upkeep
         does the same after writes while a server runs); global admin."""
@@ -87,6 +89,7 @@ class IndexAdmin:
             {**self.semantic.status(), "pending_before": before["pending"], "applied": applied}
         )
 
+    @acting
     def index_rebuild(self, caller: Caller, progress: Any = None) -> r.IndexStatus:
         """Recompute the keyword index and the chunk rows from the database."""
         self._require_global_admin(caller)
@@ -96,6 +99,7 @@ class IndexAdmin:
             {**result, **indexer.status(), "engine": getattr(indexer.index, "engine", None)}
         )
 
+    @acting
     def health(self) -> ro.Health:
         """Caller-free readiness: the database answers and the index is on disk and can catch up
         from the outbox (an index deleted underneath the process, or offline longer than the
@@ -113,6 +117,7 @@ class IndexAdmin:
         ready = index is None or (index["on_disk"] and not index["behind_pruning"])
         return ro.Health(ready=ready, database="ok", index=index)
 
+    @acting
     def open_proposal_counts(self, caller: Caller) -> ro.OpenProposalCounts:
         """Queue sizes for metrics: OPEN proposals per repository, counting only the proposals
         ``caller`` may read (``Gate.sees``, as every read): all of them where it curates or

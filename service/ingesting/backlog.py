@@ -36,7 +36,7 @@ from service.core import repo_key
 from service.ingesting.classification import above_clearance
 from service.ingesting.links import LinkMirror
 from service.ingesting.mirror import FileMirror, IngestRun, Progress
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 
 if TYPE_CHECKING:  # the pipeline (Markdown, YAML, routing rules) is imported by its first use
     from ingest.plan_model import FileAction, IngestPlan
@@ -66,6 +66,7 @@ class Ingest:
 
     # -- the run -------------------------------------------------------------------------
 
+    @acting
     def ingest_backlog(
         self,
         caller: Caller,
@@ -233,6 +234,7 @@ class Ingest:
         return count
 
     # -- status and explain --------------------------------------------------------------
+    @acting
     def ingest_status(self, caller: Caller, repo: str) -> ro.IngestStatus:
         """The last run of every source ingested into ``repo`` (readers and ingestors); the
         last reports' totals only for callers cleared for ``restricted``."""
@@ -249,6 +251,7 @@ class Ingest:
             uow.commit()
         return ro.IngestStatus(repository=key, sources=sources)
 
+    @acting
     def routing_explain(
         self,
         caller: Caller | None,

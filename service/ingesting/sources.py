@@ -48,7 +48,7 @@ from service.ingesting.results import (
     source_view,
 )
 from service.ingesting.scheduling import SourceRunner
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,199}$")
@@ -72,6 +72,7 @@ class Sources:
         self.runner = runner
         self.secrets_dir = secrets_dir  # where generated webhook secrets are written (0600)
 
+    @acting
     def add_source(
         self,
         caller: Caller,
@@ -143,6 +144,7 @@ class Sources:
             out.write(secret + "\n")
         return secret, str(target)
 
+    @acting
     def list_sources(self, caller: Caller, repo: str) -> SourceList:
         """The sources registered for ``repo`` (its admins and ingestors)."""
         key = repo_key(repo)
@@ -152,10 +154,12 @@ class Sources:
             rows = uow.store.list_sources(key)
         return SourceList(repository=key, sources=[source_view(r) for r in rows])
 
+    @acting
     def pause_source(self, caller: Caller, source_id: str) -> SourceView:
         """Stop scheduled and webhook runs of a source (admin); a run in progress finishes."""
         return self._set_paused(caller, source_id, paused=True)
 
+    @acting
     def resume_source(self, caller: Caller, source_id: str) -> SourceView:
         """Schedule a paused source again, its next run now (admin)."""
         return self._set_paused(caller, source_id, paused=False)
@@ -175,6 +179,7 @@ class Sources:
             row |= values
         return source_view(row)
 
+    @acting
     def remove_source(self, caller: Caller, source_id: str) -> SourceRemoved:
         """Unregister a source with its run records (admin). What it ingested stays."""
         with self.k.uow() as uow:
@@ -192,6 +197,7 @@ class Sources:
             source_id=source_id, repository=row["repo_key"], name=row["name"], removed=True
         )
 
+    @acting
     def source_status(self, caller: Caller, source_id: str, limit: int = 10) -> SourceStatus:
         """A source's schedule, last run, next run, last error and latest run reports."""
         if not 1 <= limit <= 100:
@@ -209,6 +215,7 @@ class Sources:
             runs=runs,
         )
 
+    @acting
     def run_source(self, caller: Caller, source_id: str) -> SourceRunView:
         """Pull and ingest a source now, as the caller (admin or ingestor), unless a run of
         it is in progress; returns the run with its report."""
@@ -216,6 +223,7 @@ class Sources:
             self._source(uow, caller, source_id, OBSERVE)
         return self.runner.run_now(caller, source_id)
 
+    @acting
     def source_hook(self, source_id: str, headers: Mapping[str, str], body: bytes) -> HookAnswer:
         """A git host's push delivery (GitHub's ``X-Hub-Signature-256``, GitLab's
         ``X-Gitlab-Token``): a valid one queues a run of the source's ref; a redelivery (same

@@ -23,7 +23,7 @@ from service.authz import Caller, Permission, access_levels
 from service.core import UnitOfWork, existing
 from service.freshness.drift import drift_flags
 from service.gate import Gate
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 from service.reading import results as rr
 from service.reading.limits import (
     DEFAULT_MAX_NODES,
@@ -85,6 +85,7 @@ class Reading:
         self.k = k
         self.pipeline = pipeline
 
+    @acting
     def read_context(self, caller: Caller, request: ReadRequest | dict[str, Any]) -> rr.ReadContext:
         """Context for an agent (docs/product.md §4), stored under the returned ``context_id``."""
         req = parse_request(request)
@@ -164,6 +165,7 @@ class Reading:
             raise missing
         return row
 
+    @acting
     def verify_citations(
         self, caller: Caller, context_id: str, citations: list[Any]
     ) -> rr.CitationsVerified:
@@ -190,6 +192,7 @@ class Reading:
             }
         )
 
+    @acting
     def replay(self, caller: Caller, context_id: str, *, as_recorded: bool = False) -> rr.Replay:
         """Re-run a stored request as its principal and report what differs.
 
@@ -250,6 +253,7 @@ class Reading:
         )
 
     # -- other reads -----------------------------------------------------------------------
+    @acting
     def get_version(
         self, caller: Caller, version_id: str, as_of: datetime | None = None
     ) -> rr.VersionWithChunks:
@@ -281,6 +285,7 @@ class Reading:
             {"element": element_view(el), "version": shown, "chunks": chunks}
         )
 
+    @acting
     def expand(
         self,
         caller: Caller,

@@ -30,7 +30,7 @@ from projection.eval_metrics import (
 from service import results_ops as ro
 from service.authz import Caller
 from service.core import repo_key
-from service.kernel import Kernel
+from service.kernel import Kernel, acting
 from service.reading.limits import MAX_CHARS
 from service.reading.pipeline import ReadPipeline
 from service.reading.recall import index_filter
@@ -48,11 +48,13 @@ class Evaluation:
         self.k = k
         self.pipeline = pipeline
 
+    @acting
     def eval_pipelines(self) -> tuple[str, ...]:
         """The pipelines ``evaluate`` compares, in order (a pipeline that needs an optional
         extra, such as semantic recall, adds itself here when it is installed)."""
         return PIPELINES + (("hybrid",) if self.pipeline.semantic is not None else ())
 
+    @acting
     def evaluate(
         self,
         caller: Caller,

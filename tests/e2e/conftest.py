@@ -162,7 +162,7 @@ def serving(cli: Cli) -> Iterator[Cli]:
 
     def token_for(principal: str) -> str:
         if principal not in tokens:
-            made = served.service.create_token(Caller(ADMIN), principal)
+            made = served.service.tokens.create(Caller(ADMIN), principal)
             tokens[principal] = made["token"]
         return tokens[principal]
 

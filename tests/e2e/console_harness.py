@@ -37,17 +37,17 @@ def stale_scenario(world: World) -> Stale:
     """The reference scenario up to the agent's stale proposal (see the module docstring)."""
     svc = world.svc
     sop, v1 = world.canonical(title=SOP_TITLE, body=SOP_V1, type_key=SOP_TYPE)
-    first = svc.create_baseline(world.publisher, world.repo, "SOP v1")["baseline_id"]
-    svc.promote(world.publisher, first, world.repo, "first publication")
-    mine = svc.propose(
+    first = svc.publishing.create_baseline(world.publisher, world.repo, "SOP v1")["baseline_id"]
+    svc.publishing.promote(world.publisher, first, world.repo, "first publication")
+    mine = svc.curation.propose(
         world.agent, world.repo, body=SOP_WITH_PHASE_3, summary="Add phase 3 (end-to-end tests)",
         element_id=sop, target_version_id=v1,
     )["proposal_id"]  # fmt: skip
-    other = svc.propose(
+    other = svc.curation.propose(
         world.agent, world.repo, body=SOP_CLARIFIED, summary="Say what lint runs",
         element_id=sop, target_version_id=v1,
     )["proposal_id"]  # fmt: skip
-    v2 = svc.accept(world.curator, other, "clearer")["result_version_id"]
+    v2 = svc.review.accept(world.curator, other, "clearer")["result_version_id"]
     return Stale(sop, v1, v2, first, mine)
 
 
@@ -67,7 +67,7 @@ def conflict_scenario(world: World) -> Conflicting:
     """The stale scenario and a second agent proposal whose merge onto v2 conflicts."""
     s = stale_scenario(world)
     body = SOP_V1.replace("Run `make lint`.", LINT_TYPED)
-    clash = world.svc.propose(
+    clash = world.svc.curation.propose(
         world.agent, world.repo, body=body, summary="Typecheck in phase 0",
         element_id=s.sop, target_version_id=s.v1,
     )["proposal_id"]  # fmt: skip

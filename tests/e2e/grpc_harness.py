@@ -82,7 +82,9 @@ def mint_tokens(world: World) -> dict[str, str]:
     svc = world.svc
     callers = [world.admin, world.curator, world.agent, world.publisher, world.reader]
     callers += [world.auditor, world.stranger]
-    return {c.principal_id: svc.create_token(world.admin, c.principal_id)["token"] for c in callers}
+    return {
+        c.principal_id: svc.tokens.create(world.admin, c.principal_id)["token"] for c in callers
+    }
 
 
 @contextmanager

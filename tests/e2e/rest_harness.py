@@ -77,7 +77,7 @@ def tokens_for(world: World) -> dict[str, str]:
         world.reader, world.auditor, world.stranger,
     ]  # fmt: skip
     return {
-        c.principal_id: world.svc.create_token(world.admin, c.principal_id)["token"]
+        c.principal_id: world.svc.tokens.create(world.admin, c.principal_id)["token"]
         for c in principals
     }
 

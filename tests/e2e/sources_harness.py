@@ -34,8 +34,8 @@ def make_home(home: Path, database_url: str | None = None) -> None:
     """Migrate, make the admin and the repository (once per database)."""
     app = open_home(home, database_url, migrate=True)
     try:
-        app.service.bootstrap_admin(ADMIN.principal_id)
-        app.service.create_repository(ADMIN, REPO)
+        app.service.admin.bootstrap_admin(ADMIN.principal_id)
+        app.service.admin.create_repository(ADMIN, REPO)
     finally:
         app.close()
 

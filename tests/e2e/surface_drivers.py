@@ -176,22 +176,27 @@ class ServiceDriver:
 
     # -- the steps -------------------------------------------------------------------------
     def ingest(self, who: Caller, source: str) -> dict[str, Any]:
-        return dict(self._run(self.svc.ingest_backlog, who, source, self.world.repo))
+        return dict(self._run(self.svc.ingest.ingest_backlog, who, source, self.world.repo))
 
     def create_element(self, who: Caller, title: str, body: str, type_key: str) -> dict[str, Any]:
         out = self._run(
-            self.svc.create_element, who, self.world.repo, title=title, body=body, type_key=type_key
+            self.svc.elements.create_element,
+            who,
+            self.world.repo,
+            title=title,
+            body=body,
+            type_key=type_key,
         )
         return dict(out)
 
     def create_baseline(self, who: Caller, name: str) -> dict[str, Any]:
-        return dict(self._run(self.svc.create_baseline, who, self.world.repo, name))
+        return dict(self._run(self.svc.publishing.create_baseline, who, self.world.repo, name))
 
     def promote(self, who: Caller, baseline_id: str) -> dict[str, Any]:
-        return dict(self._run(self.svc.promote, who, baseline_id, self.world.repo))
+        return dict(self._run(self.svc.publishing.promote, who, baseline_id, self.world.repo))
 
     def read_context(self, who: Caller, repository: str, **kw: Any) -> dict[str, Any]:
-        return dict(self._run(self.svc.read_context, who, read_request(repository, **kw)))
+        return dict(self._run(self.svc.reading.read_context, who, read_request(repository, **kw)))
 
     def propose(
         self,
@@ -205,7 +210,7 @@ class ServiceDriver:
         client_request_id: str | None = None,
     ) -> dict[str, Any]:
         out = self._run(
-            self.svc.propose,
+            self.svc.curation.propose,
             who,
             repository,
             body=body,
@@ -217,27 +222,27 @@ class ServiceDriver:
         return dict(out)
 
     def show_proposal(self, who: Caller, proposal_id: str) -> dict[str, Any]:
-        return dict(self._run(self.svc.proposal_show, who, proposal_id))
+        return dict(self._run(self.svc.curation.proposal_show, who, proposal_id))
 
     def accept(self, who: Caller, proposal_id: str, rationale: str | None = None) -> dict[str, Any]:
-        return dict(self._run(self.svc.accept, who, proposal_id, rationale))
+        return dict(self._run(self.svc.review.accept, who, proposal_id, rationale))
 
     def rebase(self, who: Caller, proposal_id: str) -> dict[str, Any]:
         """The new OPEN proposal (the service's shape without the extra views)."""
-        return dict(self._run(self.svc.rebase, who, proposal_id))
+        return dict(self._run(self.svc.review.rebase, who, proposal_id))
 
     def verify_citations(
         self, who: Caller, context_id: str, citations: list[dict[str, Any]]
     ) -> dict[str, Any]:
-        return dict(self._run(self.svc.verify_citations, who, context_id, citations))
+        return dict(self._run(self.svc.reading.verify_citations, who, context_id, citations))
 
     def element_history(self, who: Caller, element_id: str) -> dict[str, Any]:
-        return dict(self._run(self.svc.element_history, who, element_id))
+        return dict(self._run(self.svc.elements.element_history, who, element_id))
 
     def get_element(
         self, who: Caller, element_id: str, version_id: str | None = None
     ) -> dict[str, Any]:
-        return dict(self._run(self.svc.get_element, who, element_id, version_id))
+        return dict(self._run(self.svc.elements.get_element, who, element_id, version_id))
 
     def read_without_credentials(self, repository: str, query: str) -> dict[str, Any]:
         """No credentials at all: only a surface can be asked that (the service always has a
@@ -392,7 +397,7 @@ class RestDriver(ServiceDriver):
             return {}
         principal = who.principal_id
         if principal not in self.tokens:
-            self.tokens[principal] = self.svc.create_token(self.world.admin, principal)["token"]
+            self.tokens[principal] = self.svc.tokens.create(self.world.admin, principal)["token"]
         out = {"Authorization": f"Bearer {self.tokens[principal]}"}
         if who.purpose:
             out["X-Ameide-Purpose"] = who.purpose
@@ -634,7 +639,7 @@ class McpDriver(ServiceDriver):
         principal = who.principal_id
         key = f"{principal}|{who.on_behalf_of}|{','.join(who.roles)}"
         if key not in self.sessions:
-            token = self.svc.create_token(self.world.admin, principal)["token"]
+            token = self.svc.tokens.create(self.world.admin, principal)["token"]
             headers = {
                 f"X-Ameide-{name.replace('_', '-').title()}": value
                 for name, value in narrowing(who).items()

@@ -68,11 +68,15 @@ def test_not_found_advises_a_tool_that_can_find_the_missing_thing(world: World) 
 def _stale_pin(world: World) -> tuple[str, str, str]:
     """An element whose v1 was superseded by v2: (element, v1, v2)."""
     element, v1 = world.canonical(body=SOP)
-    other = world.svc.propose(
+    other = world.svc.curation.propose(
         world.admin, world.repo, element_id=element, target_version_id=v1,
         body=SOP + "\nMore.\n", summary="more",
     )  # fmt: skip
-    return element, v1, world.svc.accept(world.curator, other["proposal_id"])["result_version_id"]
+    return (
+        element,
+        v1,
+        world.svc.review.accept(world.curator, other["proposal_id"])["result_version_id"],
+    )
 
 
 def test_proposing_against_a_stale_version_says_what_to_do_next_on_mcp(world: World) -> None:
@@ -120,17 +124,17 @@ def test_proposing_against_a_stale_version_says_what_to_do_next_in_the_cli(
 def _conflicted(world: World) -> tuple[str, list[dict[str, int]]]:
     """A proposal whose rebase left two conflicting hunks; its id and where they are."""
     el, v1 = world.canonical(body=SOP)
-    mine = world.svc.propose(
+    mine = world.svc.curation.propose(
         world.agent, world.repo, body=SOP.replace(".", " twice.").replace("# Testing SOP twice.",
         "# Testing SOP"), summary="m", element_id=el, target_version_id=v1,
     )  # fmt: skip
-    theirs = world.svc.propose(
+    theirs = world.svc.curation.propose(
         world.agent, world.repo, body=SOP.replace("0.", "0 fast.").replace("1.", "1 fast."),
         summary="t", element_id=el, target_version_id=v1,
     )  # fmt: skip
-    world.svc.accept(world.curator, theirs["proposal_id"])
-    rebased = world.svc.rebase(world.agent, mine["proposal_id"])["proposal_id"]
-    body = world.svc.proposal_show(world.curator, rebased)["body"]
+    world.svc.review.accept(world.curator, theirs["proposal_id"])
+    rebased = world.svc.review.rebase(world.agent, mine["proposal_id"])["proposal_id"]
+    body = world.svc.curation.proposal_show(world.curator, rebased)["body"]
     lines = body.split("\n")
     starts = [n for n, line in enumerate(lines, 1) if line.startswith("<<<<<<<")]
     ends = [n for n, line in enumerate(lines, 1) if line.startswith(">>>>>>>")]
@@ -167,6 +171,6 @@ def test_a_conflicted_proposal_names_its_hunks_on_rest_grpc_and_the_cli(world: W
     assert failure.details == expected
     assert f"lines {ranges}" in failure.message
 
-    preview = world.svc.accept_preview(world.curator, proposal)
+    preview = world.svc.review.accept_preview(world.curator, proposal)
     assert preview["refusal"]["code"] == "PROPOSAL_HAS_CONFLICTS"
     assert f"lines {ranges}" in preview["refusal"]["message"]

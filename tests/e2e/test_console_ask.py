@@ -17,8 +17,8 @@ from tests.e2e.rest_harness import tokens_for
 @pytest.fixture
 def client(world: World) -> Iterator[TestClient]:
     world.canonical(title="Deploy", body="# Deploy\n\nDeploy with a canary.\n")
-    baseline = world.svc.create_baseline(world.publisher, world.repo)["baseline_id"]
-    world.svc.promote(world.publisher, baseline, world.repo)
+    baseline = world.svc.publishing.create_baseline(world.publisher, world.repo)["baseline_id"]
+    world.svc.publishing.promote(world.publisher, baseline, world.repo)
     app = create_app(world.svc, settings=world.app.settings)
     with TestClient(app) as c:
         sign_in(c, tokens_for(world)[world.curator.principal_id])

@@ -109,7 +109,7 @@ def test_a_curator_rebases_and_accepts_the_stale_proposal_and_a_publisher_promot
     ui.press("Accept")
     assert ui.text("[data-testid=status]") == "ACCEPTED"
     ui.shot("06-accepted")
-    assert world.svc.proposal_show(world.curator, rebased)["status"] == "ACCEPTED"
+    assert world.svc.curation.proposal_show(world.curator, rebased)["status"] == "ACCEPTED"
 
     # the element: three versions, the diff between the last two, provenance
     ui.go(f"/ui/elements/{s.sop}")
@@ -133,7 +133,7 @@ def test_a_curator_rebases_and_accepts_the_stale_proposal_and_a_publisher_promot
     ui.press("Compare")
     assert "Phase 3" in ui.text("[data-testid=baseline-diff]")
     ui.shot("08-baselines")
-    assert world.svc.published(world.auditor, world.repo)["baseline_id"] == now
+    assert world.svc.publishing.published(world.auditor, world.repo)["baseline_id"] == now
 
     # the audit entries of what was just done, and the chain verified for an auditor
     ui.go(f"/ui/repos/{world.repo}/audit")
@@ -184,7 +184,7 @@ def test_a_post_without_the_csrf_token_and_a_forged_cookie_are_refused(
     ui.post_form(f"/ui/proposals/{s.proposal}/reject", {"rationale": "forged"})
     assert "CSRF" in ui.text("[data-testid=error]")
     ui.shot("13-csrf-refused")
-    assert world.svc.proposal_show(world.curator, s.proposal)["status"] == "OPEN"
+    assert world.svc.curation.proposal_show(world.curator, s.proposal)["status"] == "OPEN"
 
     # a cookie the server never issued is no session: back to sign-in, nothing done
     ui.driver.delete_all_cookies()
@@ -195,7 +195,7 @@ def test_a_post_without_the_csrf_token_and_a_forged_cookie_are_refused(
         f"/ui/proposals/{s.proposal}/reject", {"rationale": "forged", "csrf_token": "guess"}
     )
     assert ui.path.startswith("/ui/sign-in")
-    assert world.svc.proposal_show(world.curator, s.proposal)["status"] == "OPEN"
+    assert world.svc.curation.proposal_show(world.curator, s.proposal)["status"] == "OPEN"
     assert (ARTEFACTS / "13-csrf-refused.png").stat().st_size > 0
 
 
@@ -230,7 +230,7 @@ def test_a_curator_resolves_the_conflicts_of_a_rebased_proposal_in_the_form_and_
     assert "Accept" not in labels
     assert "Reject" in labels
     assert "resolve them in the revise form" in ui.text("[data-testid=accept-blocked]")
-    merged = world.svc.proposal_show(world.curator, conflicted)["body"]
+    merged = world.svc.curation.proposal_show(world.curator, conflicted)["body"]
     assert ui.find("#revise-body").get_attribute("value") == merged
     assert "<<<<<<< current head" in merged
     ui.shot("21-conflicted")
@@ -239,7 +239,7 @@ def test_a_curator_resolves_the_conflicts_of_a_rebased_proposal_in_the_form_and_
     ui.press("Save revision")
     assert "still has conflict markers" in ui.text("[data-testid=error]")
     assert ui.find("#revise-body").get_attribute("value") == merged
-    assert world.svc.proposal_show(world.curator, conflicted)["has_conflicts"] is True
+    assert world.svc.curation.proposal_show(world.curator, conflicted)["has_conflicts"] is True
     ui.shot("22-revision-refused")
 
     # resolved: the revision is clean, Accept is back, and accepting writes the resolved body
@@ -252,7 +252,7 @@ def test_a_curator_resolves_the_conflicts_of_a_rebased_proposal_in_the_form_and_
     ui.press("Accept")
     assert ui.text("[data-testid=status]") == "ACCEPTED"
     ui.shot("23-resolved-accepted")
-    assert world.svc.get_element(world.curator, c.stale.sop)["version"]["body"] == RESOLVED
+    assert world.svc.elements.get_element(world.curator, c.stale.sop)["version"]["body"] == RESOLVED
 
 
 def test_an_agent_rebases_and_withdraws_its_own_proposals_and_another_agent_can_not(
@@ -260,8 +260,8 @@ def test_an_agent_rebases_and_withdraws_its_own_proposals_and_another_agent_can_
 ) -> None:
     ui, (world, c, tokens, _) = ui_clash, clash
     other = f"agent:other-{world.repo.split('/')[0]}"
-    world.svc.grant(world.admin, other, "agent", world.repo)
-    ui.sign_in(world.svc.create_token(world.admin, other)["token"])
+    world.svc.admin.grant(world.admin, other, "agent", world.repo)
+    ui.sign_in(world.svc.tokens.create(world.admin, other)["token"])
     ui.go(f"/ui/proposals/{c.proposal}")  # not its proposal: the same as absent
     assert "NOT_FOUND" in ui.text("[data-testid=error]")
     csrf = str(ui.find("input[name=csrf_token]").get_attribute("value"))
@@ -270,8 +270,8 @@ def test_an_agent_rebases_and_withdraws_its_own_proposals_and_another_agent_can_
     ui.post_form(f"/ui/proposals/{c.stale.proposal}/rebase", {"csrf_token": csrf})
     assert "NOT_FOUND" in ui.text("[data-testid=error]")
     ui.shot("24-other-agent-refused")
-    assert world.svc.proposal_show(world.curator, c.proposal)["status"] == "OPEN"
-    assert world.svc.proposal_show(world.curator, c.stale.proposal)["status"] == "OPEN"
+    assert world.svc.curation.proposal_show(world.curator, c.proposal)["status"] == "OPEN"
+    assert world.svc.curation.proposal_show(world.curator, c.stale.proposal)["status"] == "OPEN"
     ui.sign_out()
 
     ui.sign_in(tokens[world.agent.principal_id])
@@ -284,7 +284,7 @@ def test_an_agent_rebases_and_withdraws_its_own_proposals_and_another_agent_can_
     ui.press("Rebase onto the current head")
     assert "rebased" in ui.text(".notice")
     assert ui.text("[data-testid=status]") == "OPEN"
-    assert world.svc.proposal_show(world.curator, c.stale.proposal)["status"] == "REBASED"
+    assert world.svc.curation.proposal_show(world.curator, c.stale.proposal)["status"] == "REBASED"
 
     ui.go(f"/ui/proposals/{c.proposal}")
     ui.fill("#withdraw-rationale", "typecheck belongs in phase 1")
@@ -292,4 +292,4 @@ def test_an_agent_rebases_and_withdraws_its_own_proposals_and_another_agent_can_
     assert ui.text("[data-testid=status]") == "WITHDRAWN"
     assert "Withdraw" not in {b.text for b in ui.all("button")}
     ui.shot("26-agent-withdrew")
-    assert world.svc.proposal_show(world.curator, c.proposal)["status"] == "WITHDRAWN"
+    assert world.svc.curation.proposal_show(world.curator, c.proposal)["status"] == "WITHDRAWN"

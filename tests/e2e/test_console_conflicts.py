@@ -39,11 +39,11 @@ def client(setup: tuple[World, Conflicting, dict[str, str]]) -> Iterator[TestCli
 
 def rebased(world: World, proposal: str) -> str:
     """The curator rebases ``proposal``; the new (conflicted) proposal's id."""
-    return str(world.svc.rebase(world.curator, proposal)["proposal_id"])
+    return str(world.svc.review.rebase(world.curator, proposal)["proposal_id"])
 
 
 def shown(world: World, proposal: str) -> dict[str, object]:
-    return world.svc.proposal_show(world.curator, proposal)
+    return world.svc.curation.proposal_show(world.curator, proposal)
 
 
 def prefilled(page: str) -> str:
@@ -148,9 +148,9 @@ def test_a_clean_revision_clears_the_conflicts_and_is_then_accepted(
         data={"csrf_token": csrf, "rationale": "resolved", "expected_version_id": version[0]},
     )
     assert "ACCEPTED" in accepted.text
-    element = world.svc.get_element(world.curator, c.stale.sop)
+    element = world.svc.elements.get_element(world.curator, c.stale.sop)
     assert element["version"]["body"] == RESOLVED
-    events = [e["event_type"] for e in world.svc.history(world.auditor, world.repo)]
+    events = [e["event_type"] for e in world.svc.history.history(world.auditor, world.repo)]
     assert "proposal.revised" in events
 
 
@@ -160,7 +160,7 @@ def test_a_revision_of_a_proposal_revised_since_the_page_was_loaded_is_refused(
     world, c, tokens = setup
     new = rebased(world, c.proposal)
     loaded = str(shown(world, new)["proposal_version_id"])
-    world.svc.revise(world.agent, new, RESOLVED)  # the proposer resolved it meanwhile
+    world.svc.curation.revise(world.agent, new, RESOLVED)  # the proposer resolved it meanwhile
     csrf = sign_in(client, tokens[world.curator.principal_id])
     mine = RESOLVED.replace("and `make typecheck`", "then `make typecheck`")
     refused = client.post(
@@ -179,8 +179,8 @@ def test_a_proposer_withdraws_and_rebases_their_own_proposals_and_nobody_elses(
 ) -> None:
     world, c, tokens = setup
     other = f"agent:other-{world.repo.split('/')[0]}"
-    world.svc.grant(world.admin, other, "agent", world.repo)
-    other_token = world.svc.create_token(world.admin, other)["token"]
+    world.svc.admin.grant(world.admin, other, "agent", world.repo)
+    other_token = world.svc.tokens.create(world.admin, other)["token"]
 
     csrf = sign_in(client, other_token)  # another agent: the same as absent, and nothing done
     assert client.get(f"/ui/proposals/{c.stale.proposal}").status_code == 404
@@ -243,7 +243,9 @@ def test_hostile_text_in_a_conflict_block_and_its_marker_labels_is_escaped(
         "# T\n<<<<<<< <script>alert('label')</script>\n</textarea><script>alert(1)</script>\n"
         '=======\n<img src=x onerror="alert(2)">\n>>>>>>> </th><b>x</b>\n'
     )
-    world.svc.revise(world.agent, new, hostile)  # the proposer may store markers (work in progress)
+    world.svc.curation.revise(
+        world.agent, new, hostile
+    )  # the proposer may store markers (work in progress)
     sign_in(client, tokens[world.curator.principal_id])
     page = client.get(f"/ui/proposals/{new}").text
     for raw in ("<script>", "<img", "</textarea><script>", "<b>x</b>"):

@@ -70,7 +70,7 @@ def test_every_console_page_a_curator_or_auditor_reaches_is_valid_html(
 ) -> None:
     svc = world.svc
     stale = stale_scenario(world)
-    svc.propose(
+    svc.curation.propose(
         world.agent, world.repo, body="# New page\n\nfresh\n", summary="a new page",
         change_kind="CREATE", title="New page",
     )  # fmt: skip
@@ -91,12 +91,14 @@ def test_a_proposal_page_names_who_proposed_it_and_for_whom_and_a_create_says_so
     svc = world.svc
     el, v1 = world.canonical()
     alice = "user:alice-console"
-    svc.grant(world.admin, alice, "agent", world.repo)
-    svc.grant(world.admin, world.agent.principal_id, "delegate", world.repo, on_behalf_of=alice)
+    svc.admin.grant(world.admin, alice, "agent", world.repo)
+    svc.admin.grant(
+        world.admin, world.agent.principal_id, "delegate", world.repo, on_behalf_of=alice
+    )
     for_alice = replace(world.agent, on_behalf_of=alice)
-    update = svc.propose(for_alice, world.repo, body="x\n", summary="s", element_id=el,
+    update = svc.curation.propose(for_alice, world.repo, body="x\n", summary="s", element_id=el,
                          target_version_id=v1)["proposal_id"]  # fmt: skip
-    create = svc.propose(world.agent, world.repo, body="# N\n\nn\n", summary="new",
+    create = svc.curation.propose(world.agent, world.repo, body="# N\n\nn\n", summary="new",
                          change_kind="CREATE", title="N")["proposal_id"]  # fmt: skip
     sign_in(client, tokens_for(world)[world.curator.principal_id])
     shown = client.get(f"/ui/proposals/{update}").text
@@ -115,7 +117,7 @@ def test_the_pages_of_the_conflicted_path_are_valid_html(world: World, client: T
     """The stale proposal whose merge conflicts, the conflicted proposal its rebase opened (with
     the conflict blocks and the revise form), a refused revision, and the proposer's own page."""
     c = conflict_scenario(world)
-    conflicted = world.svc.rebase(world.curator, c.proposal)["proposal_id"]
+    conflicted = world.svc.review.rebase(world.curator, c.proposal)["proposal_id"]
     tokens = tokens_for(world)
     csrf = sign_in(client, tokens[world.curator.principal_id])
     pages = {

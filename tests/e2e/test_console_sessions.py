@@ -35,7 +35,7 @@ def client(setup: tuple[World, Stale, dict[str, str]]) -> Iterator[TestClient]:
 
 
 def status_of(world: World, proposal: str) -> str:
-    return str(world.svc.proposal_show(world.curator, proposal)["status"])
+    return str(world.svc.curation.proposal_show(world.curator, proposal)["status"])
 
 
 def test_signing_in_sets_an_http_only_same_site_strict_cookie_scoped_to_the_console(
@@ -126,10 +126,10 @@ def test_revoking_the_token_ends_its_console_sessions(
     client: TestClient, setup: tuple[World, Stale, dict[str, str]]
 ) -> None:
     world, _, _ = setup
-    minted = world.svc.create_token(world.admin, world.curator.principal_id)
+    minted = world.svc.tokens.create(world.admin, world.curator.principal_id)
     sign_in(client, minted["token"])
     assert client.get("/ui/queue", follow_redirects=False).status_code == 200
-    world.svc.revoke_token(world.admin, minted["token_id"])
+    world.svc.tokens.revoke(world.admin, minted["token_id"])
     assert client.get("/ui/queue", follow_redirects=False).status_code == 303
 
 
@@ -172,7 +172,7 @@ def test_what_a_stranger_may_not_read_is_the_same_as_what_does_not_exist(
     client: TestClient, setup: tuple[World, Stale, dict[str, str]]
 ) -> None:
     world, s, _ = setup
-    token = world.svc.create_token(world.admin, world.stranger.principal_id)["token"]
+    token = world.svc.tokens.create(world.admin, world.stranger.principal_id)["token"]
     sign_in(client, token)
     hidden = client.get(f"/ui/elements/{s.sop}")
     missing = client.get("/ui/elements/el_0000000000000000deadbeef")
@@ -201,7 +201,7 @@ def test_the_audit_history_exports_as_csv_and_json_with_the_pages_filters(
     assert [r["proposal_id"] for r in rows] == [e["proposal_id"] for e in events]
     assert json.loads(rows[0]["payload"]) == events[0]["payload"]
     everything = json.loads(client.get(path, params={"format": "json"}).text)
-    assert everything == world.svc.history(world.auditor, world.repo, limit=10_000)
+    assert everything == world.svc.history.history(world.auditor, world.repo, limit=10_000)
 
 
 def test_a_page_the_console_does_not_have_is_not_found(
@@ -222,12 +222,12 @@ def test_accept_is_refused_when_the_proposal_was_revised_after_the_page_showed_i
     proposal meanwhile, so the curator's click is refused in place and nothing is accepted."""
     world, s, tokens = setup
     svc = world.svc
-    rebased = svc.rebase(world.agent, s.proposal)["proposal_id"]  # fresh, no conflicts
+    rebased = svc.review.rebase(world.agent, s.proposal)["proposal_id"]  # fresh, no conflicts
     csrf = sign_in(client, tokens[world.curator.principal_id])
     page = client.get(f"/ui/proposals/{rebased}")
-    shown = svc.proposal_show(world.curator, rebased)["proposal_version_id"]
+    shown = svc.curation.proposal_show(world.curator, rebased)["proposal_version_id"]
     assert f'name="expected_version_id" value="{shown}"' in page.text
-    svc.revise(world.agent, rebased, body="# Testing SOP\n\nSomething else entirely.\n")
+    svc.curation.revise(world.agent, rebased, body="# Testing SOP\n\nSomething else entirely.\n")
     refused = client.post(
         f"/ui/proposals/{rebased}/accept",
         data={"csrf_token": csrf, "rationale": "looks right", "expected_version_id": shown},
@@ -237,7 +237,7 @@ def test_accept_is_refused_when_the_proposal_was_revised_after_the_page_showed_i
     assert status_of(world, rebased) == "OPEN"
     # the page shown again carries the new version: accepting that one works
     again = client.get(f"/ui/proposals/{rebased}")
-    current = svc.proposal_show(world.curator, rebased)["proposal_version_id"]
+    current = svc.curation.proposal_show(world.curator, rebased)["proposal_version_id"]
     assert current != shown
     assert f'name="expected_version_id" value="{current}"' in again.text
     done = client.post(
@@ -275,7 +275,7 @@ def test_the_csv_export_neutralises_formulas_in_every_cell(
         assert created.status_code < 300, created.text
     for i, purpose in enumerate(formulas[4:]):  # control characters no header may carry
         curator = world.curator.__class__(world.curator.principal_id, purpose=purpose)
-        world.svc.create_element(curator, world.repo, title=f"G{i}", body=f"# G{i}\n\nb\n")
+        world.svc.elements.create_element(curator, world.repo, title=f"G{i}", body=f"# G{i}\n\nb\n")
     sign_in(client, tokens[world.auditor.principal_id])
     path = f"/ui/repos/{world.repo}/audit/export"
     as_csv = client.get(path, params={"format": "csv", "event_type": "element.created"})

@@ -33,7 +33,7 @@ def _enrol(driver: Any, world: World, *who: Caller) -> None:
     client = getattr(driver, "g", None)
     if client is not None:
         for caller in who:
-            client.tokens[caller.principal_id] = world.svc.create_token(
+            client.tokens[caller.principal_id] = world.svc.tokens.create(
                 world.admin, caller.principal_id
             )["token"]
 
@@ -50,7 +50,7 @@ def _revise(driver: Any, who: Caller, proposal_id: str, body: str) -> dict[str, 
         return dict(
             driver.cli(who, "proposal", "revise", proposal_id, "--body-file", driver.file(body))
         )
-    return dict(driver._run(driver.svc.revise, who, proposal_id, body))
+    return dict(driver._run(driver.svc.curation.revise, who, proposal_id, body))
 
 
 def _withdraw(driver: Any, who: Caller, proposal_id: str) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def _withdraw(driver: Any, who: Caller, proposal_id: str) -> dict[str, Any]:
         return dict(driver.call(driver.g.governance.WithdrawProposal, request, who))
     if driver.name == "cli":
         return dict(driver.cli(who, "withdraw", proposal_id))
-    return dict(driver._run(driver.svc.withdraw, who, proposal_id))
+    return dict(driver._run(driver.svc.review.withdraw, who, proposal_id))
 
 
 def _refused(call: Any, *args: Any) -> SurfaceError:
@@ -78,9 +78,9 @@ def test_naming_another_agent_on_behalf_is_refused_until_it_delegates(
     svc = world.svc
     a1 = world.agent
     a2 = Caller(f"agent:a2-{secrets.token_hex(4)}", purpose="probe")
-    svc.grant(world.admin, a2.principal_id, "agent", world.repo)
+    svc.admin.grant(world.admin, a2.principal_id, "agent", world.repo)
     el, v1 = world.canonical("Runbook", "# Runbook\n\nstep one\n")
-    p = svc.propose(a1, world.repo, body="a1's draft\n", summary="s", element_id=el,
+    p = svc.curation.propose(a1, world.repo, body="a1's draft\n", summary="s", element_id=el,
                     target_version_id=v1)["proposal_id"]  # fmt: skip
     posing = Caller(a2.principal_id, on_behalf_of=a1.principal_id, purpose="probe")
     with open_driver(surface, world, world.admin, tmp_path / "scratch") as driver:
@@ -101,20 +101,20 @@ def test_naming_another_agent_on_behalf_is_refused_until_it_delegates(
             assert err.code == "PERMISSION_DENIED", (err.code, err.message)
             assert "delegat" in err.message
             assert a1.principal_id in err.message
-        shown = svc.proposal_show(world.curator, p)
+        shown = svc.curation.proposal_show(world.curator, p)
         assert shown["status"] == "OPEN"
         assert shown["body"] == "a1's draft\n"
 
         # a1 lets a2 act for it: now a2 may, and the records name both
-        svc.grant(a1, a2.principal_id, "delegate", world.repo, on_behalf_of=a1.principal_id)
+        svc.admin.grant(a1, a2.principal_id, "delegate", world.repo, on_behalf_of=a1.principal_id)
         assert driver.show_proposal(posing, p)["proposal_id"] == p
         revised = _revise(driver, posing, p, "a2 for a1\n")
         assert revised["proposal_id"] == p
-        version = svc.get_version(world.curator, revised["proposal_version_id"])["version"]
+        version = svc.reading.get_version(world.curator, revised["proposal_version_id"])["version"]
         assert version["provenance"]["actor_id"] == a2.principal_id
         assert version["provenance"]["on_behalf_of"] == a1.principal_id
         events = [
-            e for e in svc.history(world.auditor, world.repo)
+            e for e in svc.history.history(world.auditor, world.repo)
             if e["event_type"] == "proposal.revised" and e["proposal_id"] == p
         ]  # fmt: skip
         assert [(e["actor"], e["on_behalf_of"]) for e in events] == [
@@ -131,8 +131,8 @@ def test_a_claimed_role_caps_clearance_to_that_roles_grants(
     without_ameide_env(monkeypatch)
     svc = world.svc
     dual = Caller(f"user:dual-{secrets.token_hex(4)}", purpose="probe")
-    svc.grant(world.admin, dual.principal_id, "reader", world.repo, "public")
-    svc.grant(world.admin, dual.principal_id, "auditor", world.repo, "internal")
+    svc.admin.grant(world.admin, dual.principal_id, "reader", world.repo, "public")
+    svc.admin.grant(world.admin, dual.principal_id, "auditor", world.repo, "internal")
     internal, _ = world.canonical("Plan", "# Plan\n\ninternal plan\n", classification="internal")
     public, _ = world.canonical("Notes", "# Notes\n\nopen notes\n", classification="public")
     as_reader = Caller(dual.principal_id, roles=("reader",), purpose="probe")

@@ -38,7 +38,7 @@ def client(scene: Scene) -> Iterator[TestClient]:
 
 
 def token(scene: Scene, who: Caller) -> str:
-    return str(scene.w.svc.create_token(scene.w.admin, who.principal_id)["token"])
+    return str(scene.w.svc.tokens.create(scene.w.admin, who.principal_id)["token"])
 
 
 def test_rest_lists_reviews_and_reports_gaps_trimmed_per_caller(scene: Scene, client: TestClient):
@@ -113,7 +113,7 @@ def test_the_console_drift_page_shows_the_diff_and_reviews_through_its_form(
     assert _valid(page.text) == []
     assert "Testing SOP" in page.text
     assert "+Run phase 0 and phase 1 with make test-all." in page.text
-    current = w.svc.get_element(w.curator, scene.evidence)["version"]["version_id"]
+    current = w.svc.elements.get_element(w.curator, scene.evidence)["version"]["version_id"]
     done = client.post(
         page_path + "/review",
         data={"csrf_token": csrf_of(page.text), "page": scene.page, "evidence": scene.evidence,

@@ -41,37 +41,37 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GrpcClient]:
 def _stale_proposal(g: GrpcClient) -> str:
     w = g.world
     el, v1 = w.canonical(body=SOP)
-    stale = w.svc.propose(
+    stale = w.svc.curation.propose(
         w.agent, w.repo, body=SOP + "\nPhase 2.\n", summary="s", element_id=el, target_version_id=v1
     )
-    other = w.svc.propose(
+    other = w.svc.curation.propose(
         w.agent, w.repo, body=SOP.replace("0.", "0 fast."), summary="o", element_id=el,
         target_version_id=v1,
     )  # fmt: skip
-    w.svc.accept(w.curator, other["proposal_id"])
+    w.svc.review.accept(w.curator, other["proposal_id"])
     return str(stale["proposal_id"])
 
 
 def _conflicted_proposal(g: GrpcClient) -> str:
     w = g.world
     el, v1 = w.canonical(body=SOP)
-    mine = w.svc.propose(
+    mine = w.svc.curation.propose(
         w.agent, w.repo, body=SOP.replace("0.", "0 twice."), summary="m", element_id=el,
         target_version_id=v1,
     )  # fmt: skip
-    theirs = w.svc.propose(
+    theirs = w.svc.curation.propose(
         w.agent, w.repo, body=SOP.replace("0.", "0 fast."), summary="t", element_id=el,
         target_version_id=v1,
     )  # fmt: skip
-    w.svc.accept(w.curator, theirs["proposal_id"])
-    return str(w.svc.rebase(w.agent, mine["proposal_id"])["proposal_id"])
+    w.svc.review.accept(w.curator, theirs["proposal_id"])
+    return str(w.svc.review.rebase(w.agent, mine["proposal_id"])["proposal_id"])
 
 
 def _published_baseline(g: GrpcClient) -> str:
     w = g.world
     w.canonical()
-    baseline = w.svc.create_baseline(w.publisher, w.repo)["baseline_id"]
-    w.svc.promote(w.publisher, baseline)
+    baseline = w.svc.publishing.create_baseline(w.publisher, w.repo)["baseline_id"]
+    w.svc.publishing.promote(w.publisher, baseline)
     return str(baseline)
 
 
@@ -190,7 +190,7 @@ def test_failed_precondition_for_a_legal_hold(client: GrpcClient) -> None:
             g.knowledge.RetireElement, kno.RetireElementRequest(element_id=el), w.curator
         )
     finally:
-        w.svc.set_legal_hold(w.admin, w.repo, False)
+        w.svc.admin.set_legal_hold(w.admin, w.repo, False)
     assert (failure.status, failure.code) == (grpc.StatusCode.FAILED_PRECONDITION, "LEGAL_HOLD")
 
 
@@ -210,8 +210,8 @@ def test_failed_precondition_for_promoting_the_published_baseline(client: GrpcCl
 def test_aborted_when_the_published_pointer_moved_under_the_caller(client: GrpcClient) -> None:
     g, w = client, client.world
     current = _published_baseline(g)
-    newer = w.svc.create_baseline(w.publisher, w.repo)["baseline_id"]
-    stale_view = w.svc.create_baseline(w.publisher, w.repo)["baseline_id"]
+    newer = w.svc.publishing.create_baseline(w.publisher, w.repo)["baseline_id"]
+    stale_view = w.svc.publishing.create_baseline(w.publisher, w.repo)["baseline_id"]
     failure = g.fail(
         g.governance.Promote,
         gov.PromoteRequest(baseline_id=newer, expected_baseline_id=stale_view),
@@ -284,10 +284,10 @@ def test_a_call_without_a_valid_token_is_unauthenticated(
 
 def test_a_revoked_token_is_unauthenticated(client: GrpcClient) -> None:
     g, w = client, client.world
-    minted = w.svc.create_token(w.admin, w.reader.principal_id)
+    minted = w.svc.tokens.create(w.admin, w.reader.principal_id)
     request = gov.ListBaselinesRequest(repository_id=w.repo)
     g.call(g.governance.ListBaselines, request, minted["token"])
-    w.svc.revoke_token(w.admin, minted["token_id"])
+    w.svc.tokens.revoke(w.admin, minted["token_id"])
     failure = g.fail(g.governance.ListBaselines, request, minted["token"])
     assert failure.status == grpc.StatusCode.UNAUTHENTICATED
 
@@ -300,12 +300,12 @@ def test_metadata_sets_purpose_on_behalf_of_and_narrowing_roles(client: GrpcClie
         w.curator,
         purpose="ticket 42",
     )
-    events = w.svc.history(w.auditor, w.repo, element_id=created.element.element_id)
+    events = w.svc.history.history(w.auditor, w.repo, element_id=created.element.element_id)
     assert [e["purpose"] for e in events] == ["ticket 42"]
 
     # Claimed roles only narrow: a curator claiming "reader" may no longer create (it holds
     # a reader grant too, so it still sees the repository).
-    w.svc.grant(w.admin, w.curator.principal_id, "reader", w.repo)
+    w.svc.admin.grant(w.admin, w.curator.principal_id, "reader", w.repo)
     narrowed = g.fail(
         g.knowledge.CreateElement,
         kno.CreateElementRequest(repository_id=w.repo, title="t", body="b"),
@@ -325,7 +325,7 @@ def test_metadata_sets_purpose_on_behalf_of_and_narrowing_roles(client: GrpcClie
     assert "delegate --for" in refused.message
 
     # On behalf of a principal without grants: the intersection is empty, the repository hidden.
-    w.svc.grant(
+    w.svc.admin.grant(
         w.admin, w.curator.principal_id, "delegate", w.repo, on_behalf_of=w.stranger.principal_id
     )
     hidden = g.fail(

@@ -236,9 +236,9 @@ def test_a_conflicted_rebase_is_revised_then_withdrawn(client: GrpcClient) -> No
         ),
         w.agent,
     )
-    w.svc.accept(
+    w.svc.review.accept(
         w.curator,
-        w.svc.propose(
+        w.svc.curation.propose(
             w.agent, w.repo, body=SOP_FAST, summary="fast", element_id=el, target_version_id=v1
         )["proposal_id"],
     )
@@ -320,11 +320,11 @@ def test_baselines_are_listed_shown_rolled_back_and_proposals_rejected(
     g, w = client, client.world
     gv = g.governance
     el, v1 = w.canonical()
-    first = w.svc.create_baseline(w.publisher, w.repo, name="one")["baseline_id"]
-    w.svc.promote(w.publisher, first)
-    w.svc.accept(
+    first = w.svc.publishing.create_baseline(w.publisher, w.repo, name="one")["baseline_id"]
+    w.svc.publishing.promote(w.publisher, first)
+    w.svc.review.accept(
         w.curator,
-        w.svc.propose(
+        w.svc.curation.propose(
             w.agent, w.repo, body="# Testing SOP\n\nv2\n", summary="v2", element_id=el,
             target_version_id=v1,
         )["proposal_id"],
@@ -366,7 +366,7 @@ def test_baselines_are_listed_shown_rolled_back_and_proposals_rejected(
         {"field": "pins"},
     )
 
-    proposal = w.svc.propose(
+    proposal = w.svc.curation.propose(
         w.agent, w.repo, change_kind="CREATE", title="Checklist", body="# C\n\n- x\n", summary="c"
     )
     rejected = g.call(

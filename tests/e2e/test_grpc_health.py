@@ -55,7 +55,7 @@ def test_not_serving_while_the_index_is_gone_then_serving_again(world: World) ->
         shutil.rmtree(world.app.settings.index_dir)  # deleted underneath the running server
         assert _check(client.channel, SERVICE_NAMES[0]) == NOT_SERVING
         assert _check(client.channel, "") == NOT_SERVING
-        world.svc.index_status(world.admin)  # `ameide index status` rebuilds it
+        world.svc.index.index_status(world.admin)  # `ameide index status` rebuilds it
         assert _check(client.channel, SERVICE_NAMES[0]) == SERVING
 
 

@@ -48,8 +48,8 @@ def _read(g: GrpcClient, who: object, **fields: object) -> proj.ReadContextRespo
 
 
 def _publish(w: World) -> str:
-    baseline = w.svc.create_baseline(w.publisher, w.repo)["baseline_id"]
-    w.svc.promote(w.publisher, baseline)
+    baseline = w.svc.publishing.create_baseline(w.publisher, w.repo)["baseline_id"]
+    w.svc.publishing.promote(w.publisher, baseline)
     return str(baseline)
 
 
@@ -74,10 +74,10 @@ def test_an_agent_reads_published_truth_and_an_as_of_read_replays_the_past(
     assert v1 in first.context_block
 
     # The agent's update is accepted and promoted: published reads move, as_of reads do not.
-    proposal = w.svc.propose(
+    proposal = w.svc.curation.propose(
         w.agent, w.repo, body=SOP_V2, summary="phase 2", element_id=el, target_version_id=v1
     )
-    v2 = w.svc.accept(w.curator, proposal["proposal_id"])["result_version_id"]
+    v2 = w.svc.review.accept(w.curator, proposal["proposal_id"])["result_version_id"]
     _publish(w)
     assert _read(g, w.agent).items[0].version_id == v2
     past = _read(g, w.agent, as_of=first.selector_used.resolved_at)

@@ -27,14 +27,14 @@ def test_list_proposals_filters_and_pages_with_a_token(client: GrpcClient) -> No
     e2, v2 = w.canonical(title="Two")
 
     def update(el: str, ver: str, body: str) -> str:
-        out = w.svc.propose(w.agent, w.repo, body=body, summary="s", element_id=el,
+        out = w.svc.curation.propose(w.agent, w.repo, body=body, summary="s", element_id=el,
                             target_version_id=ver)  # fmt: skip
         return str(out["proposal_id"])
 
     first = update(e1, v1, "# One\n\nfirst.\n")
     stale_one = update(e1, v1, "# One\n\nsecond.\n")
     other = update(e2, v2, BODY)
-    w.svc.accept(w.curator, first)
+    w.svc.review.accept(w.curator, first)
 
     def ids(**kw: object) -> list[str]:
         request = gov.ListProposalsRequest(repository_id=w.repo, **kw)

@@ -86,15 +86,15 @@ def test_an_error_carries_error_info_with_our_code_as_reason_and_keeps_the_trail
     w = client.world
     sop = "# SOP\n\nRun phase 0.\n"
     element, v1 = w.canonical(body=sop)
-    stale = w.svc.propose(
+    stale = w.svc.curation.propose(
         w.agent, w.repo, body=sop + "\nPhase 2.\n", summary="s", element_id=element,
         target_version_id=v1,
     )["proposal_id"]  # fmt: skip
-    other = w.svc.propose(
+    other = w.svc.curation.propose(
         w.agent, w.repo, body=sop + "\nPhase 3.\n", summary="o", element_id=element,
         target_version_id=v1,
     )["proposal_id"]  # fmt: skip
-    head = w.svc.accept(w.curator, other)["result_version_id"]
+    head = w.svc.review.accept(w.curator, other)["result_version_id"]
     request = gov.AcceptProposalRequest(proposal_id=stale)
     with pytest.raises(grpc.RpcError) as refused:
         client.call(client.governance.AcceptProposal, request, w.curator)

@@ -45,7 +45,7 @@ def live(world: World) -> Iterator[Live]:
 
 def _mcp_propose(world: World, args: dict[str, Any]) -> dict[str, Any]:
     """``memory.propose`` over Streamable HTTP as the agent; the tool error's body."""
-    token = world.svc.create_token(world.admin, world.agent.principal_id)["token"]
+    token = world.svc.tokens.create(world.admin, world.agent.principal_id)["token"]
     found: dict[str, Any] = {}
 
     async def main(url: str) -> None:
@@ -66,14 +66,14 @@ def test_a_create_proposal_with_a_pin_is_refused_on_rest(live: Live, pin: str) -
     element, version = w.canonical()
     pins = {"element_id": element, "target_version_id": version}
     body = {"change_kind": "CREATE", "title": "t", "body": "# t\n", "summary": "s", pin: pins[pin]}
-    before = w.svc.proposal_list(w.curator, w.repo)
+    before = w.svc.curation.proposal_list(w.curator, w.repo)
     response = live.call("POST", f"{live.repo_path}/proposals", w.agent, json=body)
     assert response.status_code == 400, response.text
     error = response.json()["error"]
     assert error["code"] == "INVALID_ARGUMENT"
     assert error["details"]["field"] == pin
     assert pin in error["message"]
-    assert w.svc.proposal_list(w.curator, w.repo) == before
+    assert w.svc.curation.proposal_list(w.curator, w.repo) == before
 
 
 def test_a_create_proposal_with_a_pin_is_refused_on_mcp(world: World) -> None:
@@ -85,7 +85,7 @@ def test_a_create_proposal_with_a_pin_is_refused_on_mcp(world: World) -> None:
     )  # fmt: skip
     assert error["code"] == "INVALID_ARGUMENT"
     assert error["details"]["field"] == "element_id"
-    assert world.svc.proposal_list(world.curator, world.repo) == []
+    assert world.svc.curation.proposal_list(world.curator, world.repo) == []
 
 
 # 3. Creating or proposing above one's clearance is 403 PERMISSION_DENIED, not 400.
@@ -146,8 +146,8 @@ def test_a_body_of_another_media_type_is_415_naming_the_expected_one(live: Live)
     for media in ("application/json", "application/json; charset=utf-8", "application/x+json"):
         created = live.call("POST", path, w.agent, content=body, headers={"Content-Type": media})
         assert created.status_code == 201, (media, created.text)
-    assert w.svc.proposal_list(w.curator, w.repo)  # the refused ones changed nothing
-    assert len(w.svc.proposal_list(w.curator, w.repo)) == 3
+    assert w.svc.curation.proposal_list(w.curator, w.repo)  # the refused ones changed nothing
+    assert len(w.svc.curation.proposal_list(w.curator, w.repo)) == 3
 
 
 def test_a_json_body_with_a_duplicate_key_is_400(live: Live) -> None:
@@ -164,14 +164,14 @@ def test_a_json_body_with_a_duplicate_key_is_400(live: Live) -> None:
     nested = b'{"change_kind": "CREATE", "title": "t", "body": "# t\\n", "summary": "s", '
     nested += b'"metadata": {"a": 1, "a": 2}}'
     assert live.call("POST", path, w.agent, content=nested, headers=headers).status_code == 400
-    assert w.svc.proposal_list(w.curator, w.repo) == []
+    assert w.svc.curation.proposal_list(w.curator, w.repo) == []
 
 
 # 9. GET /mcp is 405 (a stateless server has no SSE stream to open), and the SDK client still works.
 
 
 def test_get_on_the_stateless_mcp_endpoint_is_405_and_clients_carry_on(world: World) -> None:
-    token = world.svc.create_token(world.admin, world.agent.principal_id)["token"]
+    token = world.svc.tokens.create(world.admin, world.agent.principal_id)["token"]
     headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
     listed: list[str] = []
 

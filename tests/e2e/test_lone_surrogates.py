@@ -142,7 +142,7 @@ def test_an_mcp_stdio_request_holding_a_lone_surrogate_gets_an_error_and_serving
         assert found["id"] == 8
         assert found["result"]["structuredContent"]["element"]["element_id"] == element
         assert peer.close() == 0
-    assert not world.svc.proposal_list(world.curator, world.repo)
+    assert not world.svc.curation.proposal_list(world.curator, world.repo)
 
 
 def _poison(world: World, version_id: str) -> None:
@@ -161,7 +161,7 @@ def test_a_stored_lone_surrogate_is_served_as_u_fffd_by_every_surface(world: Wor
     _poison(world, version)
     expected = {"k": REPLACEMENT, "tags": [f"tag{REPLACEMENT}x"], REPLACEMENT: 1}
 
-    shown = world.svc.get_element(world.reader, element)
+    shown = world.svc.elements.get_element(world.reader, element)
     assert shown["version"]["metadata"] == expected
 
     with rest_client(world) as rest:

@@ -35,8 +35,8 @@ JSON_HEADERS = {"Accept": "application/json, text/event-stream"}
 @pytest.fixture
 def published(world: World) -> tuple[str, str]:
     element, version = world.canonical(body=SOP)
-    baseline = world.svc.create_baseline(world.publisher, world.repo)["baseline_id"]
-    world.svc.promote(world.publisher, baseline, world.repo)
+    baseline = world.svc.publishing.create_baseline(world.publisher, world.repo)["baseline_id"]
+    world.svc.publishing.promote(world.publisher, baseline, world.repo)
     return element, version
 
 
@@ -48,7 +48,7 @@ def mcp_url(world: World) -> Iterator[str]:
 
 
 def _token(world: World, principal: str) -> str:
-    token: str = world.svc.create_token(world.admin, principal)["token"]
+    token: str = world.svc.tokens.create(world.admin, principal)["token"]
     return token
 
 
@@ -81,7 +81,7 @@ def test_the_http_server_answers_as_the_token_principal(
             )
 
     anyio.run(main)
-    log = world.svc.access_log(world.auditor, world.repo)
+    log = world.svc.history.access_log(world.auditor, world.repo)
     reads = [r for r in log if r["operation"] == "read_context"]
     assert reads[0]["principal_id"] == world.agent.principal_id
     assert reads[0]["purpose"] == "answer"

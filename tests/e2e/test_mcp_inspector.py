@@ -56,8 +56,8 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def published(world: World) -> World:
     world.canonical(body=SOP)
-    baseline = world.svc.create_baseline(world.publisher, world.repo)["baseline_id"]
-    world.svc.promote(world.publisher, baseline, world.repo)
+    baseline = world.svc.publishing.create_baseline(world.publisher, world.repo)["baseline_id"]
+    world.svc.publishing.promote(world.publisher, baseline, world.repo)
     return world
 
 
@@ -69,7 +69,7 @@ def _stdio(world: World) -> list[str]:
 @pytest.fixture
 def http_target(published: World) -> Iterator[list[str]]:
     world = published
-    token = world.svc.create_token(world.admin, world.agent.principal_id)["token"]
+    token = world.svc.tokens.create(world.admin, world.agent.principal_id)["token"]
     app = create_http_app(world.svc, settings=world.app.settings)
     with running(app) as base:
         yield [f"{base}/mcp", "--transport", "http", "--header", f"Authorization: Bearer {token}"]

@@ -21,8 +21,8 @@ SOP = "# Testing SOP\n\n## Phases\n\nRun phase 0/1/2 tests with make test.\n"
 @pytest.fixture
 def published(world: World) -> tuple[str, str]:
     element, version = world.canonical(body=SOP)
-    baseline = world.svc.create_baseline(world.publisher, world.repo)["baseline_id"]
-    world.svc.promote(world.publisher, baseline, world.repo)
+    baseline = world.svc.publishing.create_baseline(world.publisher, world.repo)["baseline_id"]
+    world.svc.publishing.promote(world.publisher, baseline, world.repo)
     return element, version
 
 
@@ -132,5 +132,5 @@ def test_ameide_mcp_serves_stdio_as_the_cli_principal(
             assert structured(found)["items"]
 
     anyio.run(main)
-    reads = [r for r in world.svc.access_log(world.auditor, world.repo) if r["purpose"]]
+    reads = [r for r in world.svc.history.access_log(world.auditor, world.repo) if r["purpose"]]
     assert reads[0]["purpose"] == "coding"

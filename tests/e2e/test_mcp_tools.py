@@ -37,8 +37,8 @@ SOP = "# Testing SOP\n\n## Phases\n\nRun phase 0/1/2 tests with make test.\n"
 
 def _published_sop(world: World) -> tuple[str, str]:
     element, version = world.canonical(body=SOP)
-    baseline = world.svc.create_baseline(world.publisher, world.repo)["baseline_id"]
-    world.svc.promote(world.publisher, baseline, world.repo)
+    baseline = world.svc.publishing.create_baseline(world.publisher, world.repo)["baseline_id"]
+    world.svc.publishing.promote(world.publisher, baseline, world.repo)
     return element, version
 
 
@@ -181,11 +181,11 @@ def test_proposing_against_a_superseded_version_opens_a_proposal_reported_stale(
     # Agents read published truth, which may lag the head; they can still propose, and the
     # proposal says at once that it is stale and which head it must be rebased onto.
     element, v1 = _published_sop(world)
-    other = world.svc.propose(
+    other = world.svc.curation.propose(
         world.admin, world.repo, element_id=element, target_version_id=v1,
         body=SOP + "\nMore.\n", summary="more",
     )  # fmt: skip
-    head = world.svc.accept(world.curator, other["proposal_id"])["result_version_id"]
+    head = world.svc.review.accept(world.curator, other["proposal_id"])["result_version_id"]
 
     async def scenario(client: Client) -> None:
         late = await client.call_tool(
@@ -255,7 +255,7 @@ def test_resources_list_what_the_caller_may_read_a_page_at_a_time(
 
     monkeypatch.setattr(mcp_server, "RESOURCE_PAGE", 2)
     ids = {world.canonical(title=f"Page {n}", body=f"# Page {n}\n")[0] for n in range(3)}
-    secret = world.svc.create_element(
+    secret = world.svc.elements.create_element(
         world.admin, world.repo, title="Secret", body="# Secret\n", classification="confidential"
     )["element"]["element_id"]
 

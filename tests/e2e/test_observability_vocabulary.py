@@ -50,7 +50,7 @@ def test_every_surface_counts_requests_as_ok_or_the_error_code(
 ) -> None:
     _, endpoints = served
     element, _ = world.canonical()
-    token = world.svc.create_token(world.admin, world.reader.principal_id)["token"]
+    token = world.svc.tokens.create(world.admin, world.reader.principal_id)["token"]
     bearer = {"Authorization": f"Bearer {token}"}
 
     assert httpx.get(f"{endpoints.rest}/elements/{element}", headers=bearer).status_code == 200
@@ -92,7 +92,7 @@ def test_grpc_access_log_lines_carry_the_callers_trace_id_or_a_fresh_one(
 ) -> None:
     _, endpoints = served
     element, _ = world.canonical()
-    token = world.svc.create_token(world.admin, world.reader.principal_id)["token"]
+    token = world.svc.tokens.create(world.admin, world.reader.principal_id)["token"]
     caplog.set_level("INFO", logger="ameide.access")
     request = kno.GetElementRequest(element_id=element)
     parent = "00-" + "ab" * 16 + "-" + "cd" * 8 + "-01"

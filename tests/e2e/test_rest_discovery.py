@@ -22,7 +22,7 @@ def rest(world: World) -> Iterator[Rest]:
 def test_whoami_names_the_caller_its_purpose_and_its_own_grants(rest: Rest) -> None:
     w = rest.world
     me = rest.ok("GET", "/v1/whoami", w.curator, headers={"X-Ameide-Purpose": "review"})
-    assert me == as_json(w.svc.whoami(w.curator)) | {"purpose": "review"}
+    assert me == as_json(w.svc.discovery.whoami(w.curator)) | {"purpose": "review"}
     assert me["grants"] == [{"role": "curator", "scope": w.repo, "clearance": "internal"}]
     assert rest.ok("GET", "/v1/whoami", w.admin)["global_admin"] is True
     assert rest.fail("GET", "/v1/whoami", None, 401)["code"] == "UNAUTHENTICATED"
@@ -30,7 +30,7 @@ def test_whoami_names_the_caller_its_purpose_and_its_own_grants(rest: Rest) -> N
 
 def test_repositories_lists_the_readable_ones_and_no_other(rest: Rest) -> None:
     w = rest.world
-    w.svc.create_repository(w.admin, w.repo.rsplit("/", 1)[0] + "/other")
+    w.svc.admin.create_repository(w.admin, w.repo.rsplit("/", 1)[0] + "/other")
     mine = rest.ok("GET", "/v1/repositories", w.reader)
     assert mine == [
         {"repository_id": w.repo, "actions": ["read"], "read_clearance": "internal",

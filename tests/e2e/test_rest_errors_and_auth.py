@@ -129,7 +129,7 @@ def test_on_behalf_of_narrows_to_the_intersection_and_purpose_is_recorded(rest: 
     # naming someone needs a delegation grant; with one, permissions are the intersection
     rest.fail("GET", f"/v1/elements/{element}", w.agent, 403, headers=for_stranger)
     for who in (w.stranger, w.reader):
-        w.svc.grant(
+        w.svc.admin.grant(
             w.admin, w.agent.principal_id, "delegate", w.repo, on_behalf_of=who.principal_id
         )
     rest.fail("GET", f"/v1/elements/{element}", w.agent, 404, headers=for_stranger)
@@ -214,7 +214,7 @@ def test_metrics_need_a_token_and_name_no_repository_by_default(rest: Rest) -> N
     bad = rest.client.get("/metrics", headers={"Authorization": "Bearer amt_not-a-token"})
     assert bad.status_code == 401
     element, v1 = w.canonical()
-    w.svc.propose(
+    w.svc.curation.propose(
         w.agent, w.repo, body="# Testing SOP\n\nRun it.\n", summary="edit",
         element_id=element, target_version_id=v1,
     )  # fmt: skip
@@ -234,7 +234,7 @@ def _proposal_queue_per_repository(rest: Rest) -> None:
     w = rest.world
     element, v1 = w.canonical()
     for n in range(2):
-        w.svc.propose(
+        w.svc.curation.propose(
             w.agent, w.repo, body=f"# Testing SOP\n\nRun it {n}.\n", summary=f"edit {n}",
             element_id=element, target_version_id=v1,
         )  # fmt: skip
@@ -243,8 +243,8 @@ def _proposal_queue_per_repository(rest: Rest) -> None:
     assert (
         re.search(gauge, rest.client.get("/metrics", headers=curator).text, re.M).group(1) == "2.0"
     )
-    newest = w.svc.proposal_list(w.curator, w.repo, status="OPEN")[-1]
-    w.svc.reject(w.curator, newest["proposal_id"], rationale="not now")
+    newest = w.svc.curation.proposal_list(w.curator, w.repo, status="OPEN")[-1]
+    w.svc.review.reject(w.curator, newest["proposal_id"], rationale="not now")
     assert (
         re.search(gauge, rest.client.get("/metrics", headers=curator).text, re.M).group(1) == "1.0"
     )
@@ -295,14 +295,14 @@ def test_text_that_is_not_unicode_is_invalid_argument(rest: Rest, raw: bytes, sa
     """A lone surrogate used to give 500 (UnicodeEncodeError at the database), invalid UTF-8 the
     off-taxonomy ``HTTP_400``: both are ``INVALID_ARGUMENT``, and nothing is written."""
     w = rest.world
-    before = len(w.svc.history(w.admin, w.repo))
+    before = len(w.svc.history.history(w.admin, w.repo))
     error = rest.fail(
         "POST", f"{rest.repo_path}/elements", w.curator, 400,
         content=raw, headers={"Content-Type": "application/json"},
     )  # fmt: skip
     assert error["code"] == "INVALID_ARGUMENT"
     assert says in error["message"]
-    assert len(w.svc.history(w.admin, w.repo)) == before
+    assert len(w.svc.history.history(w.admin, w.repo)) == before
 
 
 def test_a_lone_surrogate_in_any_field_is_refused_at_the_edge(rest: Rest) -> None:

@@ -21,7 +21,9 @@ def rest(world: World) -> Iterator[Rest]:
 
 
 def _update(w: World, who: object, el: str, ver: str, body: str = BODY) -> str:
-    out = w.svc.propose(who, w.repo, body=body, summary="s", element_id=el, target_version_id=ver)
+    out = w.svc.curation.propose(
+        who, w.repo, body=body, summary="s", element_id=el, target_version_id=ver
+    )
     return str(out["proposal_id"])
 
 
@@ -30,12 +32,12 @@ def test_the_queue_filters_like_the_cli_and_pages_with_a_next_cursor(rest: Rest)
     e1, v1 = w.canonical(title="One")
     e2, v2 = w.canonical(title="Two")
     other_agent = Caller(w.agent.principal_id + "-2")
-    w.svc.grant(w.admin, other_agent.principal_id, "agent", w.repo)
+    w.svc.admin.grant(w.admin, other_agent.principal_id, "agent", w.repo)
     first = _update(w, w.agent, e1, v1, "# One\n\nfirst.\n")
     stale_one = _update(w, w.agent, e1, v1, "# One\n\nsecond.\n")
     by_other = _update(w, other_agent, e1, v1, "# One\n\nthird.\n")
     other = _update(w, w.agent, e2, v2)
-    w.svc.accept(w.curator, first)  # the other two on e1 are stale now
+    w.svc.review.accept(w.curator, first)  # the other two on e1 are stale now
 
     def ids(query: str) -> list[str]:
         return [p["proposal_id"] for p in rest.ok("GET", f"{base}/proposals?{query}", w.curator)]
@@ -47,7 +49,7 @@ def test_the_queue_filters_like_the_cli_and_pages_with_a_next_cursor(rest: Rest)
     assert ids("status=OPEN&stale=false") == [other]
     assert ids("conflicts=true") == []
     assert ids("order=newest&limit=1") == [other]
-    assert ids(f"since={w.svc.proposal_show(w.curator, other)['created_at']}") == [other]
+    assert ids(f"since={w.svc.curation.proposal_show(w.curator, other)['created_at']}") == [other]
 
     page = rest.call("GET", f"{base}/proposals?limit=2", w.curator)
     assert page.status_code == 200
@@ -63,7 +65,7 @@ def test_the_queue_filters_like_the_cli_and_pages_with_a_next_cursor(rest: Rest)
     # the cursor is a position: its proposal leaving the filtered queue does not end the walk
     open_page = rest.call("GET", f"{base}/proposals?status=OPEN&limit=1", w.curator)
     assert [p["proposal_id"] for p in open_page.json()] == [stale_one]
-    w.svc.withdraw(w.agent, stale_one)
+    w.svc.review.withdraw(w.agent, stale_one)
     rest_of_it = rest.ok("GET", f"{base}/proposals?status=OPEN&cursor={stale_one}", w.curator)
     assert [p["proposal_id"] for p in rest_of_it] == [by_other, other]
     nowhere = rest.call("GET", f"{base}/proposals?cursor=prop_{'0' * 24}", w.curator)

@@ -99,16 +99,18 @@ def _config(pinned: dict[str, str], spare: tuple[str, str]) -> str:
 def _drifted_evidence(world: World, page: str, tmp_path: Path) -> str:
     """An evidence element ``page`` cites at its first version, which then changed in git."""
     ingestor = Caller("service:fuzz-ingest")
-    world.svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
+    world.svc.admin.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
     git = GitRepo(tmp_path / "backlog")
     evidence = element_id_for(world.repo, str(git.root.resolve()), "guide.md")
     for n, text in enumerate(("Run phase 0.", "Run phase 0 and 1.")):
         git.write("guide.md", f"# Guide\n\n{text}\n")
         git.commit("guide")
-        world.svc.ingest_backlog(ingestor, str(git.root), world.repo)
+        world.svc.ingest.ingest_backlog(ingestor, str(git.root), world.repo)
         if n == 0:
-            pinned = world.svc.get_element(world.curator, evidence)["version"]["version_id"]
-            world.svc.add_relationship(
+            pinned = world.svc.elements.get_element(world.curator, evidence)["version"][
+                "version_id"
+            ]
+            world.svc.elements.add_relationship(
                 world.curator, page, evidence, kind="REFERENCE", type_key="ameide:cites",
                 metadata={"target_version_id": pinned},
             )  # fmt: skip
@@ -122,12 +124,12 @@ def _pinned(world: World, tmp_path: Path) -> tuple[dict[str, str], tuple[str, st
     other_id, other_version = world.canonical(
         title="Release SOP", body="# Release SOP\n\nShip it.\n"
     )
-    baseline = world.svc.create_baseline(world.publisher, world.repo)["baseline_id"]
-    world.svc.promote(world.publisher, baseline, world.repo)
-    relationship = world.svc.add_relationship(
+    baseline = world.svc.publishing.create_baseline(world.publisher, world.repo)["baseline_id"]
+    world.svc.publishing.promote(world.publisher, baseline, world.repo)
+    relationship = world.svc.elements.add_relationship(
         world.curator, element_id, other_id, kind="REFERENCE", type_key="ameide:cites"
     )["relationship_id"]
-    proposal = world.svc.propose(
+    proposal = world.svc.curation.propose(
         world.agent,
         world.repo,
         body="# Testing SOP\n\nRun them twice.\n",
@@ -136,12 +138,12 @@ def _pinned(world: World, tmp_path: Path) -> tuple[dict[str, str], tuple[str, st
         target_version_id=version_id,
     )["proposal_id"]
     tenant, org, repo = world.repo.split("/")
-    context = world.svc.read_context(
+    context = world.svc.reading.read_context(
         world.admin,
         {"scope": {"tenant_id": tenant, "organization_id": org, "repository_id": repo},
          "query": "testing"},
     )["context_id"]  # fmt: skip
-    now = world.svc.get_element(world.admin, element_id)["version"]["recorded_at"]
+    now = world.svc.elements.get_element(world.admin, element_id)["version"]["recorded_at"]
     return {
         "path.tenant": tenant,
         "path.org": org,
@@ -161,7 +163,7 @@ def _pinned(world: World, tmp_path: Path) -> tuple[dict[str, str], tuple[str, st
 
 def run_schemathesis(world: World, tmp_path: Path) -> list[subprocess.CompletedProcess[str]]:
     """Schemathesis against a live app over ``world``: the one-shot operations, then the rest."""
-    token = world.svc.create_token(world.admin, world.admin.principal_id)["token"]
+    token = world.svc.tokens.create(world.admin, world.admin.principal_id)["token"]
     config = _config(*_pinned(world, tmp_path))
     schemathesis = Path(sys.executable).with_name("schemathesis")
     app = create_app(world.svc, settings=world.app.settings)

@@ -39,7 +39,7 @@ def test_all_surfaces_answer_on_one_process_and_share_metrics(
     world: World, served: tuple[AmeideServer, Endpoints]
 ) -> None:
     _, endpoints = served
-    token = world.svc.create_token(world.admin, world.reader.principal_id)["token"]
+    token = world.svc.tokens.create(world.admin, world.reader.principal_id)["token"]
     base = endpoints.rest.removesuffix("/v1")
 
     assert httpx.get(f"{base}/healthz").json() == {"status": "ok"}

@@ -25,7 +25,7 @@ def _enrol(driver: object, world: World, who: Caller) -> None:
     """The gRPC harness mints tokens only for the world's principals: add one for ``who``."""
     client = getattr(driver, "g", None)
     if client is not None:
-        client.tokens[who.principal_id] = world.svc.create_token(world.admin, who.principal_id)[
+        client.tokens[who.principal_id] = world.svc.tokens.create(world.admin, who.principal_id)[
             "token"
         ]
 
@@ -43,11 +43,11 @@ def test_an_ingestor_grant_never_raises_read_clearance(
     without_ameide_env(monkeypatch)
     svc = world.svc
     mix = Caller(f"user:mix-{secrets.token_hex(4)}", purpose="probe")
-    svc.grant(world.admin, world.curator.principal_id, "curator", world.repo, "restricted")
+    svc.admin.grant(world.admin, world.curator.principal_id, "curator", world.repo, "restricted")
     restricted, _ = world.canonical("Plan", "# Plan\n\nsecret plan\n", classification="restricted")
     public, _ = world.canonical("Notes", "# Notes\n\nopen notes\n", classification="public")
-    svc.grant(world.admin, mix.principal_id, "reader", world.repo, "public")
-    svc.grant(world.admin, mix.principal_id, "ingestor", world.repo, "restricted")
+    svc.admin.grant(world.admin, mix.principal_id, "reader", world.repo, "public")
+    svc.admin.grant(world.admin, mix.principal_id, "ingestor", world.repo, "restricted")
     with open_driver(surface, world, world.admin, tmp_path / "scratch") as driver:
         _enrol(driver, world, mix)
         assert driver.get_element(mix, public)["element"]["element_id"] == public
@@ -65,8 +65,8 @@ def test_an_ingestor_only_caller_cannot_tell_existing_elements_from_missing_ones
     without_ameide_env(monkeypatch)
     svc = world.svc
     ingestor = Caller(f"service:ing-{secrets.token_hex(4)}", purpose="probe")
-    svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo, "restricted")
-    svc.grant(world.admin, world.curator.principal_id, "curator", world.repo, "restricted")
+    svc.admin.grant(world.admin, ingestor.principal_id, "ingestor", world.repo, "restricted")
+    svc.admin.grant(world.admin, world.curator.principal_id, "curator", world.repo, "restricted")
     existing, _ = world.canonical("Plan", "# Plan\n\nsecret\n", classification="restricted")
     missing = "el_" + secrets.token_hex(12)
     with open_driver(surface, world, world.admin, tmp_path / "scratch") as driver:
@@ -91,18 +91,20 @@ def test_a_version_written_restricted_stays_restricted_after_routing_lowers_it(
     svc = world.svc
     ingestor = Caller(f"service:ing-{secrets.token_hex(4)}", purpose="mirror")
     public = Caller(f"user:public-{secrets.token_hex(4)}", purpose="probe")
-    svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo, "restricted")
-    svc.grant(world.admin, public.principal_id, "reader", world.repo, "public")
+    svc.admin.grant(world.admin, ingestor.principal_id, "ingestor", world.repo, "restricted")
+    svc.admin.grant(world.admin, public.principal_id, "reader", world.repo, "public")
     git = GitRepo(tmp_path / "backlog")
     git.write("plan.md", "# Plan\n\nsecret acquisition plan\n")
     git.commit("plan")
     rules = {
         level: f"defaults: {{classification: {level}}}\n" for level in ("restricted", "public")
     }
-    svc.ingest_backlog(ingestor, str(git.root), world.repo, routing=rules["restricted"])
+    svc.ingest.ingest_backlog(ingestor, str(git.root), world.repo, routing=rules["restricted"])
     el = element_id_for(world.repo, str(git.root.resolve()), "plan.md")
-    v1 = svc.get_element(world.admin, el)["version"]["version_id"]
-    svc.ingest_backlog(ingestor, str(git.root), world.repo, routing=rules["public"], full_scan=True)
+    v1 = svc.elements.get_element(world.admin, el)["version"]["version_id"]
+    svc.ingest.ingest_backlog(
+        ingestor, str(git.root), world.repo, routing=rules["public"], full_scan=True
+    )
     with open_driver(surface, world, world.admin, tmp_path / "scratch") as driver:
         _enrol(driver, world, public)
         head = driver.get_element(public, el)
@@ -121,17 +123,17 @@ def test_erased_text_is_gone_from_a_rebased_proposal_on_every_surface(
     svc = world.svc
     secret = "# Contacts\n\nCall Mallory Quince on +44 20 7946 0958.\n"
     el, v1 = world.canonical("Contacts", secret)
-    first = svc.propose(
+    first = svc.curation.propose(
         world.agent, world.repo, body=secret + "\nAnd the backup line.\n",
         summary="Mallory Quince backup", element_id=el, target_version_id=v1,
     )  # fmt: skip
-    other = svc.propose(
+    other = svc.curation.propose(
         world.agent, world.repo, body="# Contacts\n\nAsk the desk.\n", summary="simplify",
         element_id=el, target_version_id=v1,
     )  # fmt: skip
-    svc.accept(world.curator, other["proposal_id"])
-    rebased = svc.rebase(world.agent, first["proposal_id"])["proposal_id"]
-    svc.erase_version(world.admin, v1, "gdpr")
+    svc.review.accept(world.curator, other["proposal_id"])
+    rebased = svc.review.rebase(world.agent, first["proposal_id"])["proposal_id"]
+    svc.erasure.erase_version(world.admin, v1, "gdpr")
     with open_driver(surface, world, world.admin, tmp_path / "scratch") as driver:
         for proposal_id in (first["proposal_id"], rebased):
             shown = driver.show_proposal(world.curator, proposal_id)
@@ -153,20 +155,22 @@ def test_rest_history_names_no_version_written_above_the_callers_clearance(
 
     svc = world.svc
     ingestor = Caller(f"service:ing-{secrets.token_hex(4)}", purpose="mirror")
-    svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo, "restricted")
+    svc.admin.grant(world.admin, ingestor.principal_id, "ingestor", world.repo, "restricted")
     git = GitRepo(tmp_path / "backlog")
     git.write("plan.md", "# Plan\n\nsecret acquisition plan\n")
     git.commit("plan")
     rules = {
         level: f"defaults: {{classification: {level}}}\n" for level in ("restricted", "public")
     }
-    svc.ingest_backlog(ingestor, str(git.root), world.repo, routing=rules["restricted"])
+    svc.ingest.ingest_backlog(ingestor, str(git.root), world.repo, routing=rules["restricted"])
     el = element_id_for(world.repo, str(git.root.resolve()), "plan.md")
-    v1 = svc.get_element(world.admin, el)["version"]
+    v1 = svc.elements.get_element(world.admin, el)["version"]
     then = world.app.clock.now().isoformat().replace("+00:00", "Z")
     git.write("plan.md", "# Plan\n\nthe plan, public now\n")
     git.commit("public plan")
-    svc.ingest_backlog(ingestor, str(git.root), world.repo, routing=rules["public"], full_scan=True)
+    svc.ingest.ingest_backlog(
+        ingestor, str(git.root), world.repo, routing=rules["public"], full_scan=True
+    )
     with rest_client(world) as rest:
         for who in (world.reader, world.auditor):
             answers = [

@@ -79,7 +79,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("body-limit")
     instance = EmbeddedInstance.create(root)
     try:
-        token = str(instance.service.create_token(ServiceSurface.caller(ADMIN), ADMIN)["token"])
+        token = str(instance.service.tokens.create(ServiceSurface.caller(ADMIN), ADMIN)["token"])
         home = instance.settings.home
     finally:
         instance.close()

@@ -54,7 +54,7 @@ def test_a_rebinding_page_cannot_drive_a_no_auth_server(world: World) -> None:
         cross = httpx.post(f"{url}/v1/grants", json=grant, headers={"Origin": f"http://{ATTACKER}"})
         assert cross.status_code == 403
         assert cross.json()["error"]["code"] == "PERMISSION_DENIED"
-        assert "user:attacker" not in str(world.svc.list_grants(world.admin, "*"))
+        assert "user:attacker" not in str(world.svc.admin.list_grants(world.admin, "*"))
         # the local user's own tools still work: no Origin, or a loopback one
         assert httpx.get(f"{url}/healthz").status_code == 200
         same = httpx.get(f"{url}/healthz", headers={"Origin": f"http://localhost:{port}"})
@@ -78,7 +78,7 @@ def test_allowed_host_names_and_origins_are_configurable(world: World) -> None:
 def test_metrics_need_a_token_on_the_served_port(world: World) -> None:
     with serving(world) as (_, endpoints):
         assert httpx.get(endpoints.metrics).status_code == 401
-        token = world.svc.create_token(world.admin, world.reader.principal_id)["token"]
+        token = world.svc.tokens.create(world.admin, world.reader.principal_id)["token"]
         scraped = httpx.get(endpoints.metrics, headers={"Authorization": f"Bearer {token}"})
         assert scraped.status_code == 200
         assert world.repo not in scraped.text
@@ -97,7 +97,7 @@ def _queue(text: str) -> dict[str, float]:
 def _propose(w: World, n: int) -> None:
     element, v1 = w.canonical()
     for i in range(n):
-        w.svc.propose(
+        w.svc.curation.propose(
             w.agent, w.repo, body=f"# Testing SOP\n\nRun it {i}.\n", summary=f"edit {i}",
             element_id=element, target_version_id=v1,
         )  # fmt: skip
@@ -112,7 +112,7 @@ def test_metrics_count_only_the_proposals_the_token_may_read(world: World) -> No
     _propose(other, 1)
 
     def token(principal: str) -> dict[str, str]:
-        secret = world.svc.create_token(world.admin, principal)["token"]
+        secret = world.svc.tokens.create(world.admin, principal)["token"]
         return {"Authorization": f"Bearer {secret}"}
 
     curator, reader = token(world.curator.principal_id), token(world.reader.principal_id)
@@ -227,7 +227,7 @@ def test_tls_serves_https_and_grpc(world: World, certificate: tuple[Path, Path])
                 method(b"", timeout=10)
         assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED  # TLS worked; no token
 
-        token = world.svc.create_token(world.admin, world.reader.principal_id)["token"]
+        token = world.svc.tokens.create(world.admin, world.reader.principal_id)["token"]
 
         async def over_tls() -> None:
             import os

@@ -98,8 +98,8 @@ def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pool]:
     instance = EmbeddedInstance.create(root)
     try:
         admin = ServiceSurface.caller(ADMIN)
-        token = str(instance.service.create_token(admin, ADMIN)["token"])
-        instance.service.create_repository(admin, REPO)
+        token = str(instance.service.tokens.create(admin, ADMIN)["token"])
+        instance.service.admin.create_repository(admin, REPO)
         home = instance.settings.home
     finally:
         instance.close()

@@ -187,7 +187,7 @@ def running_server(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     """A real server on loopback over its own home: (base URL, gRPC address, admin token)."""
     instance = EmbeddedInstance.create(tmp_path / "server")
     try:
-        admin = instance.service.create_token(ServiceSurface.caller(ADMIN), ADMIN)["token"]
+        admin = instance.service.tokens.create(ServiceSurface.caller(ADMIN), ADMIN)["token"]
         with serving(instance) as endpoints:
             yield endpoints.rest.removesuffix("/v1"), endpoints.grpc, admin
     finally:

@@ -38,11 +38,11 @@ def test_two_serve_processes_run_a_source_once_per_interval(tmp_path: Path, data
     make_home(tmp_path / "home-a", database)
     app = open_home(tmp_path / "home-a", database)
     try:
-        source = app.service.add_source(
+        source = app.service.sources.add_source(
             ADMIN, REPO, "backlog", path=str(git.root), interval_s=INTERVAL,
             hook_secret_env="UNUSED_HOOK_SECRET",
         )  # fmt: skip
-        app.service.pause_source(ADMIN, source.source_id)  # until both processes serve
+        app.service.sources.pause_source(ADMIN, source.source_id)  # until both processes serve
     finally:
         app.close()
 
@@ -52,13 +52,13 @@ def test_two_serve_processes_run_a_source_once_per_interval(tmp_path: Path, data
     ):
         app = open_home(tmp_path / "home-a", database)
         try:
-            app.service.resume_source(ADMIN, source.source_id)  # due now
+            app.service.sources.resume_source(ADMIN, source.source_id)  # due now
             began = time.monotonic()
             time.sleep(WATCH_SECONDS)
-            app.service.pause_source(ADMIN, source.source_id)
+            app.service.sources.pause_source(ADMIN, source.source_id)
             watched = time.monotonic() - began
             time.sleep(2)  # a run that started just before the pause finishes
-            status = app.service.source_status(ADMIN, source.source_id, 100)
+            status = app.service.sources.source_status(ADMIN, source.source_id, 100)
         finally:
             app.close()
         logs = a.stderr() + b.stderr()

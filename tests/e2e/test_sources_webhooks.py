@@ -71,11 +71,11 @@ def world(tmp_path: Path) -> dict[str, Any]:
     secret_file.write_text(SECRET + "\n")
     app = open_home(home)
     try:
-        added = app.service.add_source(
+        added = app.service.sources.add_source(
             ADMIN, REPO, "backlog", path=str(git.root), interval_s=3600,
             hook_secret_file=str(secret_file),
         )  # fmt: skip
-        first = app.service.run_source(ADMIN, added.source_id)
+        first = app.service.sources.run_source(ADMIN, added.source_id)
     finally:
         app.close()
     assert first.status == "ok", first.error
@@ -86,7 +86,7 @@ def world(tmp_path: Path) -> dict[str, Any]:
 def runs(home: Path, source_id: str) -> list[Any]:
     app = open_home(home)
     try:
-        return app.service.source_status(ADMIN, source_id, 100).runs
+        return app.service.sources.source_status(ADMIN, source_id, 100).runs
     finally:
         app.close()
 
@@ -94,7 +94,7 @@ def runs(home: Path, source_id: str) -> list[Any]:
 def elements(home: Path) -> int:
     app = open_home(home)
     try:
-        return len(app.service.list_elements(ADMIN, REPO)["elements"])
+        return len(app.service.discovery.list_elements(ADMIN, REPO)["elements"])
     finally:
         app.close()
 

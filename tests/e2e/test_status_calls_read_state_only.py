@@ -83,7 +83,7 @@ def test_the_status_calls_answer_while_a_catch_up_holds_the_index(world: World) 
         def ask() -> None:
             answers.append(rest.client.get("/readyz").status_code)
             answers.append(rest.ok("GET", "/v1/index/status", world.admin)["applied"])
-            answers.append(world.svc.health()["ready"])
+            answers.append(world.svc.index.health()["ready"])
 
         assert indexer._lock.acquire(timeout=10)  # as a running catch-up holds it
         try:

@@ -571,7 +571,7 @@ def run_scenario(surface: str, world: World, source: str, scratch: Path) -> Run:
     """The scenario and the bad requests through ``surface`` on a fresh world."""
     tag = world.repo.split("/")[0].removeprefix("acme-")
     ingestor = Caller(f"service:ingest-{tag}", purpose="test as ingestor")
-    world.svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
+    world.svc.admin.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
     missing_repo = f"acme-{tag}/eng/nowhere"
     names = Names(world, missing_repo)
     run, ctx = Run(surface), Ctx(world, missing_repo)

@@ -24,7 +24,7 @@ def test_rest_a_child_token_is_revoked_with_its_parent_and_tokens_are_listed(
     world: World,
 ) -> None:
     user = f"user:u-{secrets.token_hex(4)}"
-    parent = world.svc.create_token(world.admin, user)
+    parent = world.svc.tokens.create(world.admin, user)
     with rest_client(world) as rest:
         rest.tokens[user] = parent["token"]
         child = rest.ok("POST", "/v1/tokens", user, json={"principal_id": user})
@@ -47,7 +47,7 @@ def test_grpc_a_child_token_is_revoked_with_its_parent_and_tokens_are_listed(
     world: World,
 ) -> None:
     user = f"user:u-{secrets.token_hex(4)}"
-    parent = world.svc.create_token(world.admin, user)
+    parent = world.svc.tokens.create(world.admin, user)
     with serve(world) as g:
         stub = g.governance
         g.tokens[user] = parent["token"]
@@ -72,7 +72,7 @@ def test_cli_lists_tokens_with_their_parent(
 ) -> None:
     without_ameide_env(monkeypatch)
     user = Caller(f"user:u-{secrets.token_hex(4)}")
-    made = world.svc.create_token(world.admin, user.principal_id)
+    made = world.svc.tokens.create(world.admin, user.principal_id)
     cli = CliDriver(world, world.admin, tmp_path)
     rows: Any = cli.cli(user, "token", "list")
     assert [r["token_id"] for r in rows] == [made["token_id"]]

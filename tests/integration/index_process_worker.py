@@ -55,16 +55,20 @@ def main() -> None:
             if role == "writer":
                 word = f"zq{tag}x{n}"
                 body = f"# Note {n}\n\nalpha {word} words\n\n## More\n\nbeta {n}\n"
-                out = svc.create_element(who["curator"], repo, title=f"Note {tag} {n}", body=body)
+                out = svc.elements.create_element(
+                    who["curator"], repo, title=f"Note {tag} {n}", body=body
+                )
                 done["written"].append([out.version.version_id, word])
                 time.sleep(0.03)  # leave the rebuilders room: this is about overlap, not load
             elif role == "rebuilder":
-                svc.index_rebuild(who["admin"])
+                svc.index.index_rebuild(who["admin"])
                 time.sleep(0.1)
             else:
-                items = svc.read_context(who["agent"], request(repo, "alpha", selector="head"))
-                status = svc.index_status(who["admin"], catch_up=False, background=True)
-                health = svc.health()
+                items = svc.reading.read_context(
+                    who["agent"], request(repo, "alpha", selector="head")
+                )
+                status = svc.index.index_status(who["admin"], catch_up=False, background=True)
+                health = svc.index.health()
                 if not items.items and n > 3:
                     done["errors"].append("a read found nothing")
                 if not (status.model_dump()["on_disk"] and health.ready):

@@ -19,8 +19,8 @@ from tests.read_world import publish, request
 def test_the_access_log_names_who_read_what_for_whom_and_why(world: World):
     element_id, _ = world.canonical()
     reader = Caller(world.reader.principal_id, purpose="answer a question")
-    world.svc.get_element(reader, element_id)
-    rows = world.svc.access_log(world.auditor, world.repo)
+    world.svc.elements.get_element(reader, element_id)
+    rows = world.svc.history.access_log(world.auditor, world.repo)
     row = next(r for r in rows if r["operation"] == "element.get")
     assert row["repository_id"] == world.repo
     assert row["principal_id"] == world.reader.principal_id
@@ -32,23 +32,23 @@ def test_the_access_log_names_who_read_what_for_whom_and_why(world: World):
 def test_a_bounded_history_shows_the_newest_events_oldest_first(world: World):
     for n in range(5):
         world.canonical(title=f"Doc {n}")
-    everything = world.svc.history(world.auditor, world.repo)
-    last_three = world.svc.history(world.auditor, world.repo, limit=3)
+    everything = world.svc.history.history(world.auditor, world.repo)
+    last_three = world.svc.history.history(world.auditor, world.repo, limit=3)
     assert [e["event_id"] for e in last_three] == [e["event_id"] for e in everything[-3:]]
 
 
 def test_the_global_chain_verifies_for_a_global_admin_and_is_hidden_from_others(world: World):
-    world.svc.create_token(world.admin, world.reader.principal_id)
-    verdict = world.svc.verify_audit(world.admin, None)
+    world.svc.tokens.create(world.admin, world.reader.principal_id)
+    verdict = world.svc.history.verify_audit(world.admin, None)
     assert verdict["ok"] is True
     assert verdict["chain"] == "*"
     assert verdict["events_checked"] >= 2
     with pytest.raises(NotFound):
-        world.svc.verify_audit(world.reader, None)
+        world.svc.history.verify_audit(world.reader, None)
 
 
 def test_the_global_chain_names_an_altered_token_event(world: World):
-    world.svc.create_token(world.admin, world.reader.principal_id)
+    world.svc.tokens.create(world.admin, world.reader.principal_id)
     with world.app.engine.begin() as conn:
         victim = conn.execute(
             sa.select(sa.func.max(t.audit_events.c.event_id)).where(
@@ -60,15 +60,15 @@ def test_the_global_chain_names_an_altered_token_event(world: World):
             .where(t.audit_events.c.event_id == victim)
             .values(actor="user:mallory")
         )
-    verdict = world.svc.verify_audit(world.admin, None)
+    verdict = world.svc.history.verify_audit(world.admin, None)
     assert verdict["ok"] is False
     assert verdict["first_broken_event_id"] == victim
 
 
 def test_an_auditor_of_one_repository_may_not_verify_the_global_chain(world: World):
-    world.svc.grant(world.admin, world.auditor.principal_id, "reader", "*")
+    world.svc.admin.grant(world.admin, world.auditor.principal_id, "reader", "*")
     with pytest.raises(PermissionDenied):
-        world.svc.verify_audit(world.auditor, None)
+        world.svc.history.verify_audit(world.auditor, None)
 
 
 def test_logged_reads_racing_writes_on_sqlite_never_fail(world: World):
@@ -78,7 +78,7 @@ def test_logged_reads_racing_writes_on_sqlite_never_fail(world: World):
     def read() -> None:
         try:
             for _ in range(25):
-                world.svc.get_element(world.reader, element_id)
+                world.svc.elements.get_element(world.reader, element_id)
         except BaseException as exc:  # collected and asserted below
             errors.append(exc)
 
@@ -97,7 +97,7 @@ def test_logged_reads_racing_writes_on_sqlite_never_fail(world: World):
     assert errors == []
     reads = [
         r
-        for r in world.svc.access_log(world.auditor, world.repo)
+        for r in world.svc.history.access_log(world.auditor, world.repo)
         if r["operation"] == "element.get"
     ]
     assert len(reads) == 50
@@ -107,25 +107,27 @@ def test_the_access_log_redacts_reads_of_content_above_the_auditors_clearance(wo
     """An internal auditor sees that a restricted element, version and proposal were read (the
     log keeps no gaps), but not which: like history, ids nulled and ``{"redacted": true}``."""
     svc = world.svc
-    svc.grant(world.admin, world.curator.principal_id, "curator", world.repo, "restricted")
-    svc.grant(world.admin, world.publisher.principal_id, "publisher", world.repo, "restricted")
-    svc.grant(world.admin, world.agent.principal_id, "agent", world.repo, "restricted")
+    svc.admin.grant(world.admin, world.curator.principal_id, "curator", world.repo, "restricted")
+    svc.admin.grant(
+        world.admin, world.publisher.principal_id, "publisher", world.repo, "restricted"
+    )
+    svc.admin.grant(world.admin, world.agent.principal_id, "agent", world.repo, "restricted")
     internal, internal_v = world.canonical("Doc internal", "# Doc internal\n\nzebra notes\n")
     secret, secret_v = world.canonical(
         "Doc restricted", "# Doc restricted\n\nzebra secrets\n", classification="restricted"
     )
-    proposal = svc.propose(
+    proposal = svc.curation.propose(
         world.agent, world.repo, body="# Doc restricted\n\nzebra more secrets\n",
         summary="edit", element_id=secret, target_version_id=secret_v,
     )["proposal_id"]  # fmt: skip
     publish(world)
-    svc.get_element(world.curator, secret)
-    svc.get_element(world.curator, internal)
-    svc.get_version(world.curator, secret_v)
-    svc.proposal_show(world.curator, proposal)
-    svc.read_context(world.curator, request(world.repo, "zebra", budget={"max_items": 10}))
+    svc.elements.get_element(world.curator, secret)
+    svc.elements.get_element(world.curator, internal)
+    svc.reading.get_version(world.curator, secret_v)
+    svc.curation.proposal_show(world.curator, proposal)
+    svc.reading.read_context(world.curator, request(world.repo, "zebra", budget={"max_items": 10}))
 
-    rows = svc.access_log(world.auditor, world.repo)
+    rows = svc.history.access_log(world.auditor, world.repo)
     text = json.dumps(as_json(rows))
     for hidden in (secret, secret_v, proposal):
         assert hidden not in text
@@ -142,6 +144,6 @@ def test_the_access_log_redacts_reads_of_content_above_the_auditors_clearance(wo
     (context,) = [r for r in rows if r["operation"] == "read_context"]
     assert context["subject"]["version_ids"] == [internal_v]  # the restricted hit is left out
     # an auditor cleared for restricted sees every id
-    full = json.dumps(as_json(svc.access_log(Caller(world.admin.principal_id), world.repo)))
+    full = json.dumps(as_json(svc.history.access_log(Caller(world.admin.principal_id), world.repo)))
     for hidden in (secret, secret_v, proposal):
         assert hidden in full

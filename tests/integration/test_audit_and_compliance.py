@@ -20,41 +20,43 @@ def full_scenario(w: World) -> dict[str, str]:
     svc = w.svc
     el, v1 = w.canonical(body=BASE)
     other, _ = w.canonical(title="Other", body="other\n")
-    rel = svc.add_relationship(w.curator, el, other, kind="SEMANTIC", type_key="ameide:related")
-    svc.retire_relationship(w.curator, rel["relationship_id"])
+    rel = svc.elements.add_relationship(
+        w.curator, el, other, kind="SEMANTIC", type_key="ameide:related"
+    )
+    svc.elements.retire_relationship(w.curator, rel["relationship_id"])
 
     def propose(body: str, version: str) -> str:
-        p = svc.propose(
+        p = svc.curation.propose(
             w.agent, w.repo, body=body, summary="s", element_id=el, target_version_id=version
         )
         return str(p["proposal_id"])
 
     to_reject, to_withdraw = propose(BASE + "r\n", v1), propose(BASE + "w\n", v1)
     to_rebase, winner = propose(BASE.replace("one", "1"), v1), propose(BASE + "x\n", v1)
-    svc.revise(w.agent, winner, BASE + "x, revised\n")
-    v2 = svc.accept(w.curator, winner)["result_version_id"]
-    svc.reject(w.curator, to_reject, "not needed")
-    svc.withdraw(w.agent, to_withdraw)
-    rebased = svc.rebase(w.agent, to_rebase)["proposal_id"]
-    svc.accept(w.curator, rebased)
-    b1 = svc.create_baseline(w.publisher, w.repo)["baseline_id"]
-    svc.promote(w.publisher, b1)
-    b2 = svc.create_baseline(w.publisher, w.repo, pins={el: v2})["baseline_id"]
-    svc.promote(w.publisher, b2)
-    svc.rollback(w.publisher, w.repo)
-    svc.grant(w.admin, "user:temp", "reader", w.repo)
-    svc.revoke(w.admin, "user:temp", "reader", w.repo)
-    svc.set_legal_hold(w.admin, w.repo, True)
-    svc.set_legal_hold(w.admin, w.repo, False)
-    svc.erase_version(w.admin, v1, "right to be forgotten")
-    svc.retire_element(w.curator, other, "obsolete")
+    svc.curation.revise(w.agent, winner, BASE + "x, revised\n")
+    v2 = svc.review.accept(w.curator, winner)["result_version_id"]
+    svc.review.reject(w.curator, to_reject, "not needed")
+    svc.review.withdraw(w.agent, to_withdraw)
+    rebased = svc.review.rebase(w.agent, to_rebase)["proposal_id"]
+    svc.review.accept(w.curator, rebased)
+    b1 = svc.publishing.create_baseline(w.publisher, w.repo)["baseline_id"]
+    svc.publishing.promote(w.publisher, b1)
+    b2 = svc.publishing.create_baseline(w.publisher, w.repo, pins={el: v2})["baseline_id"]
+    svc.publishing.promote(w.publisher, b2)
+    svc.publishing.rollback(w.publisher, w.repo)
+    svc.admin.grant(w.admin, "user:temp", "reader", w.repo)
+    svc.admin.revoke(w.admin, "user:temp", "reader", w.repo)
+    svc.admin.set_legal_hold(w.admin, w.repo, True)
+    svc.admin.set_legal_hold(w.admin, w.repo, False)
+    svc.erasure.erase_version(w.admin, v1, "right to be forgotten")
+    svc.elements.retire_element(w.curator, other, "obsolete")
     return {"el": el, "v1": v1, "v2": v2}
 
 
 def test_every_state_change_of_a_full_scenario_has_its_audit_event(any_world: World):
     w = any_world
     full_scenario(w)
-    events = w.svc.history(w.auditor, w.repo, limit=10_000)
+    events = w.svc.history.history(w.auditor, w.repo, limit=10_000)
     kinds = Counter(e["event_type"] for e in events)
     assert set(kinds) == {
         "repository.created",
@@ -115,7 +117,7 @@ def test_every_state_change_of_a_full_scenario_has_its_audit_event(any_world: Wo
             sa.select(t.pointer_moves.c.to_baseline_id).where(t.pointer_moves.c.repo_key == w.repo)
         ).all()
     assert len(moves) == kinds["pointer.moved"]
-    assert w.svc.verify_audit(w.auditor, w.repo) == {
+    assert w.svc.history.verify_audit(w.auditor, w.repo) == {
         "repository_id": w.repo,
         "chain": w.repo,
         "ok": True,
@@ -136,13 +138,15 @@ def test_every_state_change_of_a_full_scenario_has_its_audit_event(any_world: Wo
 def test_altering_an_audit_row_with_sql_is_detected_naming_the_event(any_world: World, tamper):
     w, svc = any_world, any_world.svc
     el, v1 = w.canonical()
-    svc.propose(w.agent, w.repo, body="b\n", summary="s", element_id=el, target_version_id=v1)
-    events = svc.history(w.auditor, w.repo)
+    svc.curation.propose(
+        w.agent, w.repo, body="b\n", summary="s", element_id=el, target_version_id=v1
+    )
+    events = svc.history.history(w.auditor, w.repo)
     victim = next(e for e in events if e["event_type"] == "proposal.opened")
-    assert svc.verify_audit(w.auditor, w.repo)["ok"] is True
+    assert svc.history.verify_audit(w.auditor, w.repo)["ok"] is True
     with w.app.engine.begin() as conn:
         assert conn.execute(sa.text(tamper), {"id": victim["event_id"]}).rowcount == 1
-    verdict = svc.verify_audit(w.auditor, w.repo)
+    verdict = svc.history.verify_audit(w.auditor, w.repo)
     assert verdict["ok"] is False
     assert verdict["first_broken_event_id"] == victim["event_id"]
     assert verdict["events_checked"] == victim["chain_seq"] - 1
@@ -152,26 +156,28 @@ def test_altering_an_audit_row_with_sql_is_detected_naming_the_event(any_world: 
 def test_altering_an_audit_payload_is_detected_naming_the_event(any_world: World):
     w, svc = any_world, any_world.svc
     w.canonical()
-    victim = next(e for e in svc.history(w.auditor, w.repo) if e["event_type"] == "element.created")
+    victim = next(
+        e for e in svc.history.history(w.auditor, w.repo) if e["event_type"] == "element.created"
+    )
     with w.app.engine.begin() as conn:
         conn.execute(
             t.audit_events.update()
             .where(t.audit_events.c.event_id == victim["event_id"])
             .values(payload={**victim["payload"], "classification": "public"})
         )
-    verdict = svc.verify_audit(w.auditor, w.repo)
+    verdict = svc.history.verify_audit(w.auditor, w.repo)
     assert (verdict["ok"], verdict["first_broken_event_id"]) == (False, victim["event_id"])
 
 
 def test_deleting_an_audit_row_is_detected(any_world: World):
     w, svc = any_world, any_world.svc
     w.canonical()
-    events = svc.history(w.auditor, w.repo)
+    events = svc.history.history(w.auditor, w.repo)
     with w.app.engine.begin() as conn:
         conn.execute(
             sa.text("DELETE FROM audit_events WHERE event_id = :id"), {"id": events[1]["event_id"]}
         )
-    verdict = svc.verify_audit(w.auditor, w.repo)
+    verdict = svc.history.verify_audit(w.auditor, w.repo)
     assert (verdict["ok"], verdict["first_broken_event_id"]) == (False, events[2]["event_id"])
 
 
@@ -181,14 +187,14 @@ def test_deleting_the_newest_audit_events_is_detected_against_the_chain_head(any
     w, svc = any_world, any_world.svc
     for n in range(3):
         w.canonical(title=f"Page {n}")
-    events = svc.history(w.auditor, w.repo)
+    events = svc.history.history(w.auditor, w.repo)
     newest = max(e["chain_seq"] for e in events)
     with w.app.engine.begin() as conn:
         conn.execute(
             sa.text("DELETE FROM audit_events WHERE chain_key = :k AND chain_seq = :s"),
             {"k": w.repo, "s": newest},
         )
-    verdict = svc.verify_audit(w.auditor, w.repo)
+    verdict = svc.history.verify_audit(w.auditor, w.repo)
     assert verdict["ok"] is False
     assert verdict["events_checked"] == newest - 1
     assert f"its head records position {newest}" in verdict["reason"]
@@ -197,42 +203,44 @@ def test_deleting_the_newest_audit_events_is_detected_against_the_chain_head(any
 def test_only_auditors_and_admins_verify_the_audit_log(any_world: World):
     w = any_world
     with pytest.raises(PermissionDenied):
-        w.svc.verify_audit(w.curator, w.repo)
-    assert w.svc.verify_audit(w.admin, w.repo)["ok"] is True
+        w.svc.history.verify_audit(w.curator, w.repo)
+    assert w.svc.history.verify_audit(w.admin, w.repo)["ok"] is True
 
 
 def test_a_legal_hold_blocks_retirement_and_erasure_until_released(any_world: World):
     w, svc = any_world, any_world.svc
     el, v1 = w.canonical()
-    svc.set_legal_hold(w.admin, w.repo, True)
+    svc.admin.set_legal_hold(w.admin, w.repo, True)
     with pytest.raises(LegalHoldActive) as err:
-        svc.retire_element(w.curator, el, "cleanup")
+        svc.elements.retire_element(w.curator, el, "cleanup")
     assert err.value.code == "LEGAL_HOLD"
     with pytest.raises(LegalHoldActive):
-        svc.erase_version(w.admin, v1, "gdpr")
-    assert svc.get_element(w.reader, el)["element"]["retired_at"] is None
-    assert svc.get_element(w.reader, el)["version"]["erased"] is False
-    holds = [e["event_type"] for e in svc.history(w.auditor, w.repo)]
+        svc.erasure.erase_version(w.admin, v1, "gdpr")
+    assert svc.elements.get_element(w.reader, el)["element"]["retired_at"] is None
+    assert svc.elements.get_element(w.reader, el)["version"]["erased"] is False
+    holds = [e["event_type"] for e in svc.history.history(w.auditor, w.repo)]
     assert "element.retired" not in holds
     assert "version.erased" not in holds
 
-    svc.set_legal_hold(w.admin, w.repo, False)
-    svc.erase_version(w.admin, v1, "gdpr")
-    assert svc.retire_element(w.curator, el, "cleanup")["element"]["retired_at"] is not None
+    svc.admin.set_legal_hold(w.admin, w.repo, False)
+    svc.erasure.erase_version(w.admin, v1, "gdpr")
+    assert (
+        svc.elements.retire_element(w.curator, el, "cleanup")["element"]["retired_at"] is not None
+    )
 
 
 def test_erasure_leaves_a_tombstone_with_ids_hash_and_audit_trail(any_world: World):
     w, svc = any_world, any_world.svc
     el, v1 = w.canonical(body="# SOP\n\ncall Alice at +1 555 0100\n")
-    p = svc.propose(
+    p = svc.curation.propose(
         w.agent, w.repo, body="# SOP\n\nv2\n", summary="s", element_id=el, target_version_id=v1
     )
-    v2 = svc.accept(w.curator, p["proposal_id"])["result_version_id"]
-    before = svc.get_element(w.reader, el, version_id=v1)["version"]
+    v2 = svc.review.accept(w.curator, p["proposal_id"])["result_version_id"]
+    before = svc.elements.get_element(w.reader, el, version_id=v1)["version"]
 
-    erased = svc.erase_version(w.admin, v1, "right to be forgotten")
+    erased = svc.erasure.erase_version(w.admin, v1, "right to be forgotten")
     assert erased["erased"] is True
-    shown = svc.get_element(w.reader, el, version_id=v1)["version"]
+    shown = svc.elements.get_element(w.reader, el, version_id=v1)["version"]
     assert shown["erased"] is True
     assert shown["body"] == ERASED_BODY
     assert "Alice" not in str(shown)
@@ -241,21 +249,23 @@ def test_erasure_leaves_a_tombstone_with_ids_hash_and_audit_trail(any_world: Wor
     for kept in ("version_id", "content_sha256", "seq", "parent_version_id", "element_id"):
         assert shown[kept] == before[kept]
     # The rest of the history is untouched and still linear.
-    versions = svc.element_history(w.reader, el)["versions"]
+    versions = svc.elements.element_history(w.reader, el)["versions"]
     assert [(v["version_id"], v["erased"]) for v in versions] == [(v1, True), (v2, False)]
-    assert svc.get_element(w.reader, el)["version"]["body"] == "# SOP\n\nv2\n"
+    assert svc.elements.get_element(w.reader, el)["version"]["body"] == "# SOP\n\nv2\n"
 
-    event = [e for e in svc.history(w.auditor, w.repo) if e["event_type"] == "version.erased"]
+    event = [
+        e for e in svc.history.history(w.auditor, w.repo) if e["event_type"] == "version.erased"
+    ]
     assert [(e["version_id"], e["actor"]) for e in event] == [(v1, w.admin.principal_id)]
     assert event[0]["payload"]["content_sha256"] == before["content_sha256"]
-    assert svc.verify_audit(w.auditor, w.repo)["ok"] is True
+    assert svc.history.verify_audit(w.auditor, w.repo)["ok"] is True
     with pytest.raises(FailedPrecondition, match="already erased"):
-        svc.erase_version(w.admin, v1, "again")
+        svc.erasure.erase_version(w.admin, v1, "again")
 
 
 def test_only_an_admin_can_erase(any_world: World):
     w = any_world
     el, v1 = w.canonical()
     with pytest.raises(PermissionDenied):
-        w.svc.erase_version(w.curator, v1, "gdpr")
-    assert w.svc.get_element(w.reader, el)["version"]["erased"] is False
+        w.svc.erasure.erase_version(w.curator, v1, "gdpr")
+    assert w.svc.elements.get_element(w.reader, el)["version"]["erased"] is False

@@ -22,7 +22,7 @@ def _pages(w: World, n: int) -> None:
 
 
 def _checkpoint(w: World) -> Checkpoint:
-    taken = w.svc.audit_checkpoint(w.auditor, w.repo)
+    taken = w.svc.history.audit_checkpoint(w.auditor, w.repo)
     return Checkpoint(taken["chain"], taken["length"], taken["head_hash"])
 
 
@@ -53,8 +53,8 @@ def _rewrite_newest_event_and_head(w: World) -> int:
 def test_a_checkpoint_names_the_chains_length_and_head(any_world: World) -> None:
     w = any_world
     _pages(w, 2)
-    taken = w.svc.audit_checkpoint(w.auditor, w.repo)
-    events = w.svc.history(w.auditor, w.repo)
+    taken = w.svc.history.audit_checkpoint(w.auditor, w.repo)
+    events = w.svc.history.history(w.auditor, w.repo)
     assert (taken["chain"], taken["length"]) == (w.repo, len(events))
     assert taken["head_hash"] == events[-1]["hash"]
 
@@ -64,7 +64,7 @@ def test_a_chain_that_grew_since_the_checkpoint_still_extends_it(any_world: Worl
     _pages(w, 2)
     kept = _checkpoint(w)
     _pages(w, 1)
-    verdict = w.svc.verify_audit(w.auditor, w.repo, kept)
+    verdict = w.svc.history.verify_audit(w.auditor, w.repo, kept)
     assert verdict["ok"] is True
     assert verdict["checkpoint"] == {"length": kept.length, "head_hash": kept.head_hash}
 
@@ -77,8 +77,8 @@ def test_a_consistent_rewrite_of_the_tail_and_head_row_is_caught_only_by_the_che
     kept = _checkpoint(w)
     victim = _rewrite_newest_event_and_head(w)
 
-    assert w.svc.verify_audit(w.auditor, w.repo)["ok"] is True  # links and head row agree
-    verdict = w.svc.verify_audit(w.auditor, w.repo, kept)
+    assert w.svc.history.verify_audit(w.auditor, w.repo)["ok"] is True  # links and head row agree
+    verdict = w.svc.history.verify_audit(w.auditor, w.repo, kept)
     assert verdict["ok"] is False
     assert verdict["first_broken_event_id"] == victim
     assert "rewritten at or before it" in verdict["reason"]
@@ -100,8 +100,8 @@ def test_deleting_events_the_checkpoint_recorded_is_caught_even_with_the_head_ro
             .where(t.audit_chain_heads.c.chain_key == w.repo)
             .values(last_seq=before.chain_seq, last_hash=before.hash)
         )
-    assert w.svc.verify_audit(w.auditor, w.repo)["ok"] is True
-    verdict = w.svc.verify_audit(w.auditor, w.repo, kept)
+    assert w.svc.history.verify_audit(w.auditor, w.repo)["ok"] is True
+    verdict = w.svc.history.verify_audit(w.auditor, w.repo, kept)
     assert verdict["ok"] is False
     assert "events were deleted since it was taken" in verdict["reason"]
 
@@ -122,7 +122,7 @@ def test_reordered_rows_are_caught_naming_the_first_out_of_place(any_world: Worl
             conn.execute(
                 t.audit_events.update().where(rows.event_id == event_id).values(chain_seq=seq)
             )
-    verdict = w.svc.verify_audit(w.auditor, w.repo)
+    verdict = w.svc.history.verify_audit(w.auditor, w.repo)
     assert verdict["ok"] is False
     assert verdict["first_broken_event_id"] == b.event_id
 
@@ -132,19 +132,19 @@ def test_no_checkpoint_of_a_broken_chain_and_none_of_another_chain(any_world: Wo
     _pages(w, 1)
     kept = _checkpoint(w)
     with pytest.raises(InvalidArgument, match="checkpoint is of chain"):
-        w.svc.verify_audit(w.admin, None, kept)  # the global chain
+        w.svc.history.verify_audit(w.admin, None, kept)  # the global chain
     with w.app.engine.begin() as conn:
         conn.execute(
             sa.text("UPDATE audit_events SET actor = 'user:mallory' WHERE chain_key = :k"),
             {"k": w.repo},
         )
     with pytest.raises(FailedPrecondition, match="does not verify"):
-        w.svc.audit_checkpoint(w.auditor, w.repo)
+        w.svc.history.audit_checkpoint(w.auditor, w.repo)
 
 
 def test_only_auditors_and_admins_take_checkpoints(any_world: World) -> None:
     with pytest.raises(PermissionDenied):
-        any_world.svc.audit_checkpoint(any_world.curator, any_world.repo)
+        any_world.svc.history.audit_checkpoint(any_world.curator, any_world.repo)
 
 
 def _delete_chain_and_head(w: World) -> None:
@@ -163,14 +163,14 @@ def test_deleting_a_repositorys_whole_chain_and_head_row_is_detected(any_world: 
     kept = _checkpoint(w)
     _delete_chain_and_head(w)
     for verdict in (
-        w.svc.verify_audit(w.auditor, w.repo),
-        w.svc.verify_audit(w.admin, w.repo, kept),
+        w.svc.history.verify_audit(w.auditor, w.repo),
+        w.svc.history.verify_audit(w.admin, w.repo, kept),
     ):
         assert verdict["ok"] is False
         assert verdict["events_checked"] == 0
         assert "repository.created" in verdict["reason"]
     with pytest.raises(FailedPrecondition):
-        w.svc.audit_checkpoint(w.auditor, w.repo)
+        w.svc.history.audit_checkpoint(w.auditor, w.repo)
 
 
 def test_a_chain_restarted_after_its_deletion_is_detected(any_world: World) -> None:
@@ -180,8 +180,8 @@ def test_a_chain_restarted_after_its_deletion_is_detected(any_world: World) -> N
     _pages(w, 2)
     _delete_chain_and_head(w)
     _pages(w, 1)
-    verdict = w.svc.verify_audit(w.auditor, w.repo)
+    verdict = w.svc.history.verify_audit(w.auditor, w.repo)
     assert verdict["ok"] is False
-    first = w.svc.history(w.auditor, w.repo)[0]
+    first = w.svc.history.history(w.auditor, w.repo)[0]
     assert verdict["first_broken_event_id"] == first["event_id"]
     assert "repository.created" in verdict["reason"]

@@ -22,34 +22,34 @@ Case = Callable[[World, dict[str, str]], Any]
 INVALID: dict[str, tuple[Case, str]] = {
     # malformed TENANT/ORG/REPO
     "repository with two parts": (
-        lambda w, c: w.svc.create_repository(w.admin, "acme/eng"),
+        lambda w, c: w.svc.admin.create_repository(w.admin, "acme/eng"),
         "TENANT/ORG/REPO",
     ),
     "repository with four parts": (
-        lambda w, c: w.svc.create_element(w.curator, "a/b/c/d", title="t", body="b"),
+        lambda w, c: w.svc.elements.create_element(w.curator, "a/b/c/d", title="t", body="b"),
         "TENANT/ORG/REPO",
     ),
     "repository with an empty segment": (
-        lambda w, c: w.svc.propose(
+        lambda w, c: w.svc.curation.propose(
             w.agent, "acme//platform", body="b", summary="s", change_kind="CREATE", title="t"
         ),
         "TENANT/ORG/REPO",
     ),
     "repository with a space": (
-        lambda w, c: w.svc.published(w.reader, "acme/eng/plat form"),
+        lambda w, c: w.svc.publishing.published(w.reader, "acme/eng/plat form"),
         "TENANT/ORG/REPO",
     ),
     "repository with a path traversal": (
-        lambda w, c: w.svc.history(w.auditor, "../eng/platform"),
+        lambda w, c: w.svc.history.history(w.auditor, "../eng/platform"),
         "TENANT/ORG/REPO",
     ),
     # bodies
     "empty body": (
-        lambda w, c: w.svc.create_element(w.curator, w.repo, title="t", body=""),
+        lambda w, c: w.svc.elements.create_element(w.curator, w.repo, title="t", body=""),
         "body is empty",
     ),
     "blank body": (
-        lambda w, c: w.svc.propose(
+        lambda w, c: w.svc.curation.propose(
             w.agent,
             w.repo,
             body="  \n\t",
@@ -60,11 +60,11 @@ INVALID: dict[str, tuple[Case, str]] = {
         "body is empty",
     ),
     "oversized body on create": (
-        lambda w, c: w.svc.create_element(w.curator, w.repo, title="t", body=TOO_BIG),
+        lambda w, c: w.svc.elements.create_element(w.curator, w.repo, title="t", body=TOO_BIG),
         "limit is 2097152 bytes (2 MiB)",
     ),
     "oversized body on propose": (
-        lambda w, c: w.svc.propose(
+        lambda w, c: w.svc.curation.propose(
             w.agent,
             w.repo,
             body=TOO_BIG,
@@ -75,65 +75,75 @@ INVALID: dict[str, tuple[Case, str]] = {
         "2 MiB",
     ),
     "oversized body on revise": (
-        lambda w, c: w.svc.revise(w.agent, c["prop"], TOO_BIG),
+        lambda w, c: w.svc.curation.revise(w.agent, c["prop"], TOO_BIG),
         "2 MiB",
     ),
     "body with NUL": (
-        lambda w, c: w.svc.create_element(w.curator, w.repo, title="t", body="a\x00b"),
+        lambda w, c: w.svc.elements.create_element(w.curator, w.repo, title="t", body="a\x00b"),
         "NUL",
     ),
     # enumerations
     "unknown role": (
-        lambda w, c: w.svc.grant(w.admin, "user:x", "superuser", w.repo),
+        lambda w, c: w.svc.admin.grant(w.admin, "user:x", "superuser", w.repo),
         "unknown role 'superuser'",
     ),
     "unknown classification": (
-        lambda w, c: w.svc.create_element(
+        lambda w, c: w.svc.elements.create_element(
             w.curator, w.repo, title="t", body="b", classification="secret"
         ),
         "unknown classification 'secret'",
     ),
     "unknown clearance": (
-        lambda w, c: w.svc.grant(w.admin, "user:x", "reader", w.repo, clearance="top"),
+        lambda w, c: w.svc.admin.grant(w.admin, "user:x", "reader", w.repo, clearance="top"),
         "unknown classification 'top'",
     ),
     "unknown element kind": (
-        lambda w, c: w.svc.create_element(w.curator, w.repo, title="t", body="b", element_kind="X"),
+        lambda w, c: w.svc.elements.create_element(
+            w.curator, w.repo, title="t", body="b", element_kind="X"
+        ),
         "unknown element_kind",
     ),
     "unknown change kind": (
-        lambda w, c: w.svc.propose(w.agent, w.repo, body="b", summary="s", change_kind="DELETE"),
+        lambda w, c: w.svc.curation.propose(
+            w.agent, w.repo, body="b", summary="s", change_kind="DELETE"
+        ),
         "unknown change_kind",
     ),
     "malformed type key": (
-        lambda w, c: w.svc.create_element(w.curator, w.repo, title="t", body="b", type_key="doc"),
+        lambda w, c: w.svc.elements.create_element(
+            w.curator, w.repo, title="t", body="b", type_key="doc"
+        ),
         "namespace:name",
     ),
     "claimed unknown role": (
-        lambda w, c: w.svc.get_element(Caller(w.reader.principal_id, roles=("god",)), c["el"]),
+        lambda w, c: w.svc.elements.get_element(
+            Caller(w.reader.principal_id, roles=("god",)), c["el"]
+        ),
         "unknown role 'god'",
     ),
     "malformed principal": (
-        lambda w, c: w.svc.get_element(Caller("root"), c["el"]),
+        lambda w, c: w.svc.elements.get_element(Caller("root"), c["el"]),
         "malformed principal 'root'",
     ),
     # proposals
     "update proposal without a pin": (
-        lambda w, c: w.svc.propose(w.agent, w.repo, body="b", summary="s", element_id=c["el"]),
+        lambda w, c: w.svc.curation.propose(
+            w.agent, w.repo, body="b", summary="s", element_id=c["el"]
+        ),
         "must be pinned",
     ),
     "update proposal without a target": (
-        lambda w, c: w.svc.propose(w.agent, w.repo, body="b", summary="s"),
+        lambda w, c: w.svc.curation.propose(w.agent, w.repo, body="b", summary="s"),
         "must be pinned",
     ),
     "proposal without a summary": (
-        lambda w, c: w.svc.propose(
+        lambda w, c: w.svc.curation.propose(
             w.agent, w.repo, body="b", summary=" ", element_id=c["el"], target_version_id=c["ver"]
         ),
         "summary is required",
     ),
     "baseline_ref selector without a baseline": (
-        lambda w, c: w.svc.propose(
+        lambda w, c: w.svc.curation.propose(
             w.agent,
             w.repo,
             body="b",
@@ -145,16 +155,18 @@ INVALID: dict[str, tuple[Case, str]] = {
         "needs a baseline_id",
     ),
     "rejecting without a rationale": (
-        lambda w, c: w.svc.reject(w.curator, c["prop"], ""),
+        lambda w, c: w.svc.review.reject(w.curator, c["prop"], ""),
         "rationale is required",
     ),
     # metadata and instants
     "metadata that is not an object": (
-        lambda w, c: w.svc.create_element(w.curator, w.repo, title="t", body="b", metadata=[1]),
+        lambda w, c: w.svc.elements.create_element(
+            w.curator, w.repo, title="t", body="b", metadata=[1]
+        ),
         "JSON object",
     ),
     "metadata that is not JSON": (
-        lambda w, c: w.svc.propose(
+        lambda w, c: w.svc.curation.propose(
             w.agent,
             w.repo,
             body="b",
@@ -166,48 +178,48 @@ INVALID: dict[str, tuple[Case, str]] = {
         "JSON values only",
     ),
     "naive as_of for an element": (
-        lambda w, c: w.svc.get_element(w.reader, c["el"], as_of=NAIVE),
+        lambda w, c: w.svc.elements.get_element(w.reader, c["el"], as_of=NAIVE),
         "timezone-aware",
     ),
     "naive as_of for the pointer": (
-        lambda w, c: w.svc.published(w.reader, w.repo, as_of=NAIVE),
+        lambda w, c: w.svc.publishing.published(w.reader, w.repo, as_of=NAIVE),
         "timezone-aware",
     ),
     "naive history range": (
-        lambda w, c: w.svc.history(w.auditor, w.repo, since=NAIVE),
+        lambda w, c: w.svc.history.history(w.auditor, w.repo, since=NAIVE),
         "timezone-aware",
     ),
     "explicit pins that are not a mapping": (
-        lambda w, c: w.svc.create_baseline(w.publisher, w.repo, pins=[c["el"]]),
+        lambda w, c: w.svc.publishing.create_baseline(w.publisher, w.repo, pins=[c["el"]]),
         "mapping of element_id to version_id",
     ),
     "malformed scope": (
-        lambda w, c: w.svc.grant(w.admin, "user:x", "reader", ""),
+        lambda w, c: w.svc.admin.grant(w.admin, "user:x", "reader", ""),
         "malformed scope",
     ),
     # malformed ids
     "malformed element id": (
-        lambda w, c: w.svc.get_element(w.reader, "../../etc/passwd"),
+        lambda w, c: w.svc.elements.get_element(w.reader, "../../etc/passwd"),
         "malformed element id",
     ),
     "malformed version id": (
-        lambda w, c: w.svc.get_element(w.reader, c["el"], version_id="ver_' OR 1=1 --"),
+        lambda w, c: w.svc.elements.get_element(w.reader, c["el"], version_id="ver_' OR 1=1 --"),
         "malformed version id",
     ),
     "malformed proposal id": (
-        lambda w, c: w.svc.accept(w.curator, "prop_XYZ"),
+        lambda w, c: w.svc.review.accept(w.curator, "prop_XYZ"),
         "malformed proposal id",
     ),
     "malformed baseline id": (
-        lambda w, c: w.svc.promote(w.publisher, "baseline-1"),
+        lambda w, c: w.svc.publishing.promote(w.publisher, "baseline-1"),
         "malformed baseline id",
     ),
     "malformed relationship id": (
-        lambda w, c: w.svc.retire_relationship(w.curator, "rel_"),
+        lambda w, c: w.svc.elements.retire_relationship(w.curator, "rel_"),
         "malformed relationship id",
     ),
     "malformed pinned version": (
-        lambda w, c: w.svc.propose(
+        lambda w, c: w.svc.curation.propose(
             w.agent, w.repo, body="b", summary="s", element_id=c["el"], target_version_id="v1"
         ),
         "malformed version id",
@@ -215,19 +227,19 @@ INVALID: dict[str, tuple[Case, str]] = {
 }
 
 UNKNOWN: dict[str, Case] = {
-    "unknown element": lambda w, c: w.svc.get_element(w.reader, new_id("el")),
-    "unknown version of a known element": lambda w, c: w.svc.get_element(
+    "unknown element": lambda w, c: w.svc.elements.get_element(w.reader, new_id("el")),
+    "unknown version of a known element": lambda w, c: w.svc.elements.get_element(
         w.reader, c["el"], version_id=new_id("ver")
     ),
-    "unknown proposal": lambda w, c: w.svc.accept(w.curator, new_id("prop")),
-    "unknown baseline": lambda w, c: w.svc.promote(w.publisher, new_id("bl")),
-    "unknown repository": lambda w, c: w.svc.create_element(
+    "unknown proposal": lambda w, c: w.svc.review.accept(w.curator, new_id("prop")),
+    "unknown baseline": lambda w, c: w.svc.publishing.promote(w.publisher, new_id("bl")),
+    "unknown repository": lambda w, c: w.svc.elements.create_element(
         w.curator, "nowhere/eng/platform", title="t", body="b"
     ),
-    "proposal pinned to an unknown version": lambda w, c: w.svc.propose(
+    "proposal pinned to an unknown version": lambda w, c: w.svc.curation.propose(
         w.agent, w.repo, body="b", summary="s", element_id=c["el"], target_version_id=new_id("ver")
     ),
-    "baseline pinning an unknown element": lambda w, c: w.svc.create_baseline(
+    "baseline pinning an unknown element": lambda w, c: w.svc.publishing.create_baseline(
         w.publisher, w.repo, pins={new_id("el"): c["ver"]}
     ),
 }
@@ -248,7 +260,7 @@ def row_counts(w: World) -> dict[str, int]:
 def ctx(any_world: World) -> dict[str, str]:
     w = any_world
     el, ver = w.canonical()
-    prop = w.svc.propose(
+    prop = w.svc.curation.propose(
         w.agent, w.repo, body="b\n", summary="s", element_id=el, target_version_id=ver
     )
     return {"el": el, "ver": ver, "prop": prop["proposal_id"]}

@@ -73,19 +73,19 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     home = tmp_path_factory.mktemp("delegation") / "home"
     app = build_app(Settings(home=home), migrate=True)
     svc = app.service
-    svc.bootstrap_admin(ADMIN.principal_id)
+    svc.admin.bootstrap_admin(ADMIN.principal_id)
     org = f"acme-{secrets.token_hex(3)}/eng"
     repos = {"A": f"{org}/alpha", "B": f"{org}/beta"}
     for key in repos.values():
-        svc.create_repository(ADMIN, key)
+        svc.admin.create_repository(ADMIN, key)
     elements = {}
     for level in LEVELS:
-        made = svc.create_element(
+        made = svc.elements.create_element(
             ADMIN, repos["A"], title=f"{level} page", body=f"# {level}\n\n{level} text\n",
             classification=level,
         )  # fmt: skip
         elements[level] = made["element"]["element_id"]
-    public_version = svc.get_element(ADMIN, elements["public"])["version"]["version_id"]
+    public_version = svc.elements.get_element(ADMIN, elements["public"])["version"]["version_id"]
     with TestClient(create_app(svc, settings=app.settings, require_auth=True)) as rest:
         yield World(app, org, repos, elements, public_version, rest, str(home))
     app.close()
@@ -175,14 +175,14 @@ def call(w: World, surface: str, who: Caller, op: str, target: str, body: str = 
         svc = w.app.service
         try:
             if op == "get_element":
-                return svc.get_element(who, target)
+                return svc.elements.get_element(who, target)
             if op == "proposal_show":
-                return svc.proposal_show(who, target)
-            return svc.revise(who, target, body)
+                return svc.curation.proposal_show(who, target)
+            return svc.curation.revise(who, target, body)
         except AmeideError as exc:
             raise Refused(exc.code, exc.message) from exc
     if surface == "rest":
-        token = w.app.service.create_token(ADMIN, who.principal_id)["token"]
+        token = w.app.service.tokens.create(ADMIN, who.principal_id)["token"]
         headers = {"Authorization": f"Bearer {token}", "X-Ameide-Purpose": "probe"}
         if who.on_behalf_of:
             headers["X-Ameide-On-Behalf-Of"] = who.on_behalf_of
@@ -241,18 +241,20 @@ def test_on_behalf_of_never_reaches_beyond_the_delegation_and_the_intersection(
     other = f"agent:z-{tag}"
     for principal, grants in ((actor, case.actor_grants), (subject, case.subject_grants)):
         for scope, role, level in grants:
-            svc.grant(ADMIN, principal, role, w.scope(scope), clearance=level)
+            svc.admin.grant(ADMIN, principal, role, w.scope(scope), clearance=level)
     # The subject and a third agent each have a proposal on the public page of A.
     for principal in (subject, other):
-        svc.grant(ADMIN, principal, "agent", w.repos["A"], clearance="public")
+        svc.admin.grant(ADMIN, principal, "agent", w.repos["A"], clearance="public")
     pin = {"element_id": w.elements["public"], "target_version_id": w.public_version}
-    mine = svc.propose(Caller(subject), w.repos["A"], body="subject's\n", summary="s", **pin)
-    theirs = svc.propose(Caller(other), w.repos["A"], body="other's\n", summary="s", **pin)
+    mine = svc.curation.propose(
+        Caller(subject), w.repos["A"], body="subject's\n", summary="s", **pin
+    )
+    theirs = svc.curation.propose(Caller(other), w.repos["A"], body="other's\n", summary="s", **pin)
     if case.delegation is not None:
         pattern, scope, by = case.delegation
         named = {"exact": subject, "kind": "user:*", "any": "*", "other": other}[pattern]
         giver = Caller(subject) if by == "subject" else ADMIN
-        svc.grant(giver, actor, "delegate", w.scope(scope), on_behalf_of=named)
+        svc.admin.grant(giver, actor, "delegate", w.scope(scope), on_behalf_of=named)
     who = Caller(
         actor,
         on_behalf_of=subject if case.names_subject else None,
@@ -295,17 +297,17 @@ def test_on_behalf_of_never_reaches_beyond_the_delegation_and_the_intersection(
         got = outcome(w, case, who, "revise", proposal, body)
         may_revise = (reads and "curate" in levels_a) or owns
         assert (not isinstance(got, Refused)) == may_revise, (proposal, got, context)
-        current = svc.proposal_show(ADMIN, proposal)
+        current = svc.curation.proposal_show(ADMIN, proposal)
         if isinstance(got, Refused):
             assert current["body"] != body, context
             continue
         assert current["body"] == body, context
-        version = svc.get_version(ADMIN, current["proposal_version_id"])["version"]
+        version = svc.reading.get_version(ADMIN, current["proposal_version_id"])["version"]
         named = subject if case.names_subject else None
         assert version["provenance"]["actor_id"] == actor, context
         assert version["provenance"]["on_behalf_of"] == named, context
         events = [
-            e for e in svc.history(ADMIN, w.repos["A"], actor=actor)
+            e for e in svc.history.history(ADMIN, w.repos["A"], actor=actor)
             if e["proposal_id"] == proposal and e["event_type"] == "proposal.revised"
         ]  # fmt: skip
         assert events, context

@@ -25,7 +25,7 @@ def test_a_page_citing_evidence_that_changed_in_git_is_listed_with_the_diff(scen
     w = scene.w
     assert scene.drift() == []  # the pinned version is the head: nothing moved
     scene.sync(V2)
-    current = w.svc.get_element(w.curator, scene.evidence)["version"]
+    current = w.svc.elements.get_element(w.curator, scene.evidence)["version"]
     [entry] = scene.drift()
     assert (entry.curated_element_id, entry.evidence_element_id) == (scene.page, scene.evidence)
     assert entry.curated_version_id == entry.published_version_id == scene.page_version
@@ -46,22 +46,22 @@ def test_a_page_citing_evidence_that_changed_in_git_is_listed_with_the_diff(scen
 def test_a_reader_who_cannot_read_the_evidence_sees_no_drift_and_no_count(scene: Scene):
     w = scene.w
     scene.sync(V2)
-    assert w.svc.get_element(scene.low, scene.page)["element"]["element_id"] == scene.page
+    assert w.svc.elements.get_element(scene.low, scene.page)["element"]["element_id"] == scene.page
     with pytest.raises(NotFound):
-        w.svc.get_element(scene.low, scene.evidence)
+        w.svc.elements.get_element(scene.low, scene.evidence)
     assert scene.drift(scene.low) == []
-    report = w.svc.gaps(scene.low, w.repo)
+    report = w.svc.gaps.gaps(scene.low, w.repo)
     assert (report.drifted, report.evidence.total, report.curated.total) == (0, 0, 1)
     with pytest.raises(NotFound) as hidden:
-        w.svc.drift_propose(scene.low, scene.page, scene.evidence)
+        w.svc.drift.drift_propose(scene.low, scene.page, scene.evidence)
     with pytest.raises(NotFound) as missing:
-        w.svc.drift_propose(scene.low, scene.page, "el_" + "0" * 24)
+        w.svc.drift.drift_propose(scene.low, scene.page, "el_" + "0" * 24)
     assert str(hidden.value).replace(scene.evidence, "X") == str(missing.value).replace(
         "el_" + "0" * 24, "X"
     )
     # a stranger cannot tell the repository exists
     with pytest.raises(NotFound):
-        w.svc.drift_list(w.stranger, w.repo)
+        w.svc.drift.drift_list(w.stranger, w.repo)
 
 
 def test_a_review_settles_the_drift_until_the_evidence_moves_again(scene: Scene):
@@ -69,12 +69,12 @@ def test_a_review_settles_the_drift_until_the_evidence_moves_again(scene: Scene)
     scene.sync(V2)
     [entry] = scene.drift()
     with pytest.raises(PermissionDenied):
-        w.svc.drift_review(w.reader, scene.page, scene.evidence)
+        w.svc.drift.drift_review(w.reader, scene.page, scene.evidence)
     with pytest.raises(Conflict):
-        w.svc.drift_review(
+        w.svc.drift.drift_review(
             w.curator, scene.page, scene.evidence, evidence_version_id=scene.pinned["version_id"]
         )
-    review = w.svc.drift_review(
+    review = w.svc.drift.drift_review(
         w.curator, scene.page, scene.evidence,
         evidence_version_id=entry.current.version_id, note="wording still holds",
     )  # fmt: skip
@@ -82,13 +82,13 @@ def test_a_review_settles_the_drift_until_the_evidence_moves_again(scene: Scene)
     assert review.reviewed_by == w.curator.principal_id
     assert scene.drift() == []
     with pytest.raises(NotFound):  # nothing left to review
-        w.svc.drift_review(w.curator, scene.page, scene.evidence)
-    events = w.svc.history(w.auditor, w.repo, element_id=scene.page)
+        w.svc.drift.drift_review(w.curator, scene.page, scene.evidence)
+    events = w.svc.history.history(w.auditor, w.repo, element_id=scene.page)
     [reviewed] = [e for e in events if e["event_type"] == "drift.reviewed"]
     assert reviewed["actor"] == w.curator.principal_id
     assert reviewed["payload"]["evidence_version_id"] == entry.current.version_id
     # who reads the page but not the evidence does not learn, from history, that it drifted
-    seen = w.svc.history(scene.low, w.repo, element_id=scene.page)
+    seen = w.svc.history.history(scene.low, w.repo, element_id=scene.page)
     assert seen
     assert "drift.reviewed" not in {e["event_type"] for e in seen}
 
@@ -105,20 +105,20 @@ def test_a_proposal_opens_from_a_drift_citing_the_new_evidence_version(scene: Sc
     scene.sync(V2)
     [entry] = scene.drift()
     body = "# Testing SOP\n\nRun phase 0 and phase 1 with make test-all.\n"
-    proposal = w.svc.drift_propose(w.agent, scene.page, scene.evidence, body=body)
+    proposal = w.svc.drift.drift_propose(w.agent, scene.page, scene.evidence, body=body)
     assert proposal["status"] == "OPEN"
     assert proposal["target_element_id"] == scene.page
     assert proposal["target_version_id"] == scene.page_version
     assert entry.current.version_id in proposal["summary"]
     assert proposal["metadata"]["drift"]["current_version_id"] == entry.current.version_id
-    assert w.svc.proposal_show(w.curator, proposal["proposal_id"])["body"] == body
+    assert w.svc.curation.proposal_show(w.curator, proposal["proposal_id"])["body"] == body
 
 
 def test_retired_evidence_drifts_since_its_retirement(scene: Scene):
     w = scene.w
     scene.git.remove("testing.md")
     scene.git.commit("drop testing.md")
-    w.svc.ingest_backlog(scene.ingestor, str(scene.git.root), w.repo)
+    w.svc.ingest.ingest_backlog(scene.ingestor, str(scene.git.root), w.repo)
     [entry] = scene.drift()
     assert entry.evidence_retired_at is not None
     assert entry.versions_behind == 0
@@ -129,35 +129,37 @@ def test_retired_evidence_drifts_since_its_retirement(scene: Scene):
 def test_gaps_counts_curated_and_evidence_and_questions_without_a_curated_answer(scene: Scene):
     w = scene.w
     scene.sync(V2)
-    asked = w.svc.read_context(w.agent, request(w.repo, "which phase", include_evidence=True))
+    asked = w.svc.reading.read_context(
+        w.agent, request(w.repo, "which phase", include_evidence=True)
+    )
     assert asked["items"]
     assert all(i["source_kind"] != "CANONICAL" for i in asked["items"])
-    report = w.svc.gaps(w.agent, w.repo, topic="phase")
+    report = w.svc.gaps.gaps(w.agent, w.repo, topic="phase")
     assert report.topic == "phase"
     assert (report.curated.total, report.evidence.total, report.evidence.live) == (0, 1, 1)
     assert report.evidence.superseded == 0
     assert report.evidence.superseded_share == 0.0
     assert report.evidence.newest_source_time is not None
     assert [q.context_id for q in report.unanswered] == [asked["context_id"]]
-    whole = w.svc.gaps(w.agent, w.repo)
+    whole = w.svc.gaps.gaps(w.agent, w.repo)
     assert (whole.curated.total, whole.evidence.total, whole.drifted) == (1, 1, 1)
     # the reader's own questions only: the agent's are not the reader's to see
-    assert w.svc.gaps(w.reader, w.repo).unanswered == []
-    assert [q.query for q in w.svc.gaps(w.auditor, w.repo).unanswered] == ["which phase"]
-    assert w.svc.gaps(w.agent, w.repo, topic="nothing-mentions-this").evidence.total == 0
+    assert w.svc.gaps.gaps(w.reader, w.repo).unanswered == []
+    assert [q.query for q in w.svc.gaps.gaps(w.auditor, w.repo).unanswered] == ["which phase"]
+    assert w.svc.gaps.gaps(w.agent, w.repo, topic="nothing-mentions-this").evidence.total == 0
 
 
 def test_explain_flags_a_curated_item_whose_evidence_moved_for_who_may_read_it(scene: Scene):
     w = scene.w
     scene.sync(V2)
     asked = request(w.repo, element_ids=[scene.page], explain=True)
-    [item] = w.svc.read_context(w.agent, asked)["items"]
+    [item] = w.svc.reading.read_context(w.agent, asked)["items"]
     [flag] = item["evidence_drift"]
     assert flag["evidence_element_id"] == scene.evidence
     assert flag["pinned_version_id"] == scene.pinned["version_id"]
     assert flag["evidence_retired"] is False
-    [plain] = w.svc.read_context(w.agent, {**asked, "explain": False})["items"]
+    [plain] = w.svc.reading.read_context(w.agent, {**asked, "explain": False})["items"]
     assert "evidence_drift" not in plain
-    [hedged_not] = w.svc.read_context(scene.low, asked)["items"]  # reads the page only
+    [hedged_not] = w.svc.reading.read_context(scene.low, asked)["items"]  # reads the page only
     assert hedged_not["element_id"] == scene.page
     assert "evidence_drift" not in hedged_not

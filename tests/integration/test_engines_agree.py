@@ -28,14 +28,18 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("engines")
     whoosh = build_app(Settings(home=tmp / "home", index_engine="whoosh"), migrate=True)
     w = make_world(whoosh)
-    w.svc.grant(w.admin, INGESTOR.principal_id, "ingestor", w.repo)
-    w.svc.ingest_backlog(INGESTOR, str(committed_copy(EXAMPLES / "backlog", tmp / "src")), w.repo)
+    w.svc.admin.grant(w.admin, INGESTOR.principal_id, "ingestor", w.repo)
+    w.svc.ingest.ingest_backlog(
+        INGESTOR, str(committed_copy(EXAMPLES / "backlog", tmp / "src")), w.repo
+    )
     w.canonical(title="Testing SOP", body=(EXAMPLES / "testing-sop.md").read_text("utf-8"))
     publish(w)
     tantivy = build_app(Settings(home=tmp / "home", index_engine="tantivy"))
     golden = (EXAMPLES / "golden.jsonl").read_text("utf-8")
     found = {
-        name: app.service.evaluate(w.reader, w.repo, golden, k=10, include_per_query=True)
+        name: app.service.evaluation.evaluate(
+            w.reader, w.repo, golden, k=10, include_per_query=True
+        )
         for name, app in (("whoosh", whoosh), ("tantivy", tantivy))
     }
     yield found

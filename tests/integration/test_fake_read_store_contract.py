@@ -49,23 +49,23 @@ def _history(
 ) -> tuple[list[datetime | None], list[str]]:
     """Write a history against the fake; the instants between its steps and the ids to list."""
     svc, _ = compose(db.uow, clock)
-    svc.bootstrap_admin(ADMIN.principal_id)
+    svc.admin.bootstrap_admin(ADMIN.principal_id)
     instants: list[datetime | None] = [None, clock.now()]
     for key in (repo, other):
-        svc.create_repository(ADMIN, key)
-    svc.grant(ADMIN, AGENT.principal_id, "agent", repo)
-    svc.grant(ADMIN, READER.principal_id, "reader", repo, "confidential")
+        svc.admin.create_repository(ADMIN, key)
+    svc.admin.grant(ADMIN, AGENT.principal_id, "agent", repo)
+    svc.admin.grant(ADMIN, READER.principal_id, "reader", repo, "confidential")
     made = {
-        level: svc.create_element(
+        level: svc.elements.create_element(
             ADMIN, repo, title=level, body=f"# {level}\n\n{level} text\n", classification=level
         )["element"]["element_id"]
         for level in LEVELS
     }
-    elsewhere = svc.create_element(ADMIN, other, title="o", body="# o\n\nother\n")
+    elsewhere = svc.elements.create_element(ADMIN, other, title="o", body="# o\n\nother\n")
     lowered = _lowered_evidence(db, clock, repo)
     instants.append(clock.now())
-    head = svc.get_element(ADMIN, made["internal"])["element"]["head_version_id"]
-    opened = svc.propose(
+    head = svc.elements.get_element(ADMIN, made["internal"])["element"]["head_version_id"]
+    opened = svc.curation.propose(
         AGENT,
         repo,
         body="# internal\n\nv2\n",
@@ -73,11 +73,11 @@ def _history(
         element_id=made["internal"],
         target_version_id=head,
     )
-    svc.accept(ADMIN, opened["proposal_id"])
-    baseline = svc.create_baseline(ADMIN, repo)["baseline_id"]
+    svc.review.accept(ADMIN, opened["proposal_id"])
+    baseline = svc.publishing.create_baseline(ADMIN, repo)["baseline_id"]
     instants.append(clock.now())
     rels = [
-        svc.add_relationship(ADMIN, a, b, kind="REFERENCE", type_key=t)["relationship_id"]
+        svc.elements.add_relationship(ADMIN, a, b, kind="REFERENCE", type_key=t)["relationship_id"]
         for a, b, t in (
             (made["internal"], made["confidential"], "ameide:x"),
             (made["confidential"], made["public"], "ameide:y"),
@@ -86,14 +86,16 @@ def _history(
         )
     ]
     instants.append(clock.now())
-    svc.retire_relationship(ADMIN, rels[0])
-    svc.retire_element(ADMIN, made["public"], "gone")
+    svc.elements.retire_relationship(ADMIN, rels[0])
+    svc.elements.retire_element(ADMIN, made["public"], "gone")
     instants.append(clock.now())
-    svc.erase_version(ADMIN, head, "gdpr")
+    svc.erasure.erase_version(ADMIN, head, "gdpr")
     for element_id in made.values():
-        svc.read_context(READER, request(repo, selector="head", element_ids=[element_id]))
+        svc.reading.read_context(READER, request(repo, selector="head", element_ids=[element_id]))
     pinned = {"kind": "baseline_ref", "baseline_id": baseline}
-    svc.read_context(READER, request(repo, selector=pinned, element_ids=list(made.values())))
+    svc.reading.read_context(
+        READER, request(repo, selector=pinned, element_ids=list(made.values()))
+    )
     instants.append(clock.now())
     listed = [*db.state.versions, "ver_" + "0" * 24, elsewhere["version"]["version_id"]]
     return instants, listed

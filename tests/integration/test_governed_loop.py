@@ -21,7 +21,7 @@ def test_a_proposal_accepted_and_promoted_becomes_published_truth_with_a_full_hi
     w, svc = any_world, any_world.svc
     el, v1 = w.canonical(body=SOP_V1)
 
-    opened = svc.propose(
+    opened = svc.curation.propose(
         w.agent,
         w.repo,
         body=SOP_V2,
@@ -35,31 +35,31 @@ def test_a_proposal_accepted_and_promoted_becomes_published_truth_with_a_full_hi
     assert opened["replay"] is False
     pins = [
         r
-        for r in svc.list_relationships(w.curator, opened["proposal_element_id"])
+        for r in svc.elements.list_relationships(w.curator, opened["proposal_element_id"])
         if r["type_key"] == TARGETS_VERSION
     ]
     assert [(r["target_element_id"], r["metadata"]["target_version_id"]) for r in pins] == [
         (el, v1)
     ]
 
-    accepted = svc.accept(w.curator, opened["proposal_id"], rationale="matches the runbook")
+    accepted = svc.review.accept(w.curator, opened["proposal_id"], rationale="matches the runbook")
     v2 = accepted["result_version_id"]
     assert accepted["status"] == "ACCEPTED"
 
     # A new version seq 2 whose parent is v1, and the head moved to it.
-    shown = svc.get_element(w.reader, el)
+    shown = svc.elements.get_element(w.reader, el)
     assert shown["element"]["head_version_id"] == v2
     assert shown["version"]["seq"] == 2
     assert shown["version"]["parent_version_id"] == v1
     assert shown["version"]["body"] == SOP_V2
     assert shown["version"]["provenance"]["actor_id"] == w.agent.principal_id
-    history = svc.element_history(w.reader, el)["versions"]
+    history = svc.elements.element_history(w.reader, el)["versions"]
     assert [(v["seq"], v["parent_version_id"]) for v in history] == [(1, None), (2, v1)]
 
     # accepted_as pins the new version.
     accepted_as = [
         r
-        for r in svc.list_relationships(w.curator, el)
+        for r in svc.elements.list_relationships(w.curator, el)
         if r["type_key"] == ACCEPTED_AS and r["source_element_id"] == opened["proposal_element_id"]
     ]
     assert len(accepted_as) == 1
@@ -67,24 +67,24 @@ def test_a_proposal_accepted_and_promoted_becomes_published_truth_with_a_full_hi
     assert accepted_as[0]["relationship_kind"] == "REFERENCE"
 
     # The decision artifact.
-    decision = svc.get_element(w.curator, accepted["decision_element_id"])
+    decision = svc.elements.get_element(w.curator, accepted["decision_element_id"])
     assert decision["element"]["type_key"] == DECISION_TYPE
     assert decision["element"]["source_kind"] == "DECISION"
     assert w.curator.principal_id in decision["version"]["body"]
     assert "matches the runbook" in decision["version"]["body"]
 
     # Accepting does not publish.
-    assert svc.published(w.reader, w.repo)["baseline_id"] is None
+    assert svc.publishing.published(w.reader, w.repo)["baseline_id"] is None
 
-    baseline = svc.create_baseline(w.publisher, w.repo, name="release 1")
+    baseline = svc.publishing.create_baseline(w.publisher, w.repo, name="release 1")
     assert {p["element_id"]: p["version_id"] for p in baseline["pins"]} == {el: v2}
-    move = svc.promote(w.publisher, baseline["baseline_id"], reason="first release")
+    move = svc.publishing.promote(w.publisher, baseline["baseline_id"], reason="first release")
     assert (move["from"], move["to"]) == (None, baseline["baseline_id"])
-    published = svc.published(w.reader, w.repo)
+    published = svc.publishing.published(w.reader, w.repo)
     assert published["baseline_id"] == baseline["baseline_id"]
-    assert svc.baseline_show(w.reader, baseline["baseline_id"])["published"] is True
+    assert svc.publishing.baseline_show(w.reader, baseline["baseline_id"])["published"] is True
 
-    events = svc.history(w.auditor, w.repo)
+    events = svc.history.history(w.auditor, w.repo)
     steps = [
         (e["event_type"], e["actor"])
         for e in events
@@ -116,12 +116,12 @@ def test_a_proposal_accepted_and_promoted_becomes_published_truth_with_a_full_hi
     assert by_type["proposal.accepted"]["proposal_id"] == opened["proposal_id"]
     assert by_type["pointer.moved"]["baseline_id"] == baseline["baseline_id"]
     assert all(e["purpose"] for e in events)
-    assert svc.verify_audit(w.auditor, w.repo)["ok"] is True
+    assert svc.history.verify_audit(w.auditor, w.repo)["ok"] is True
 
 
 def test_a_create_proposal_accepted_makes_a_new_canonical_element(any_world: World):
     w, svc = any_world, any_world.svc
-    opened = svc.propose(
+    opened = svc.curation.propose(
         w.agent,
         w.repo,
         change_kind="CREATE",
@@ -131,14 +131,14 @@ def test_a_create_proposal_accepted_makes_a_new_canonical_element(any_world: Wor
     )
     assert opened["target_element_id"] is None
     assert opened["stale"] is False
-    accepted = svc.accept(w.curator, opened["proposal_id"])
+    accepted = svc.review.accept(w.curator, opened["proposal_id"])
     (link,) = [
         r
-        for r in svc.list_relationships(w.curator, opened["proposal_element_id"])
+        for r in svc.elements.list_relationships(w.curator, opened["proposal_element_id"])
         if r["type_key"] == ACCEPTED_AS
     ]
     assert link["metadata"]["target_version_id"] == accepted["result_version_id"]
-    shown = svc.element_history(w.reader, link["target_element_id"])
+    shown = svc.elements.element_history(w.reader, link["target_element_id"])
     assert shown["element"]["source_kind"] == "CANONICAL"
     assert shown["element"]["type_key"] == "ameide:doc"
     assert [v["version_id"] for v in shown["versions"]] == [accepted["result_version_id"]]

@@ -177,7 +177,7 @@ def test_added_interceptors_see_the_caller_and_the_error_code(world: World) -> N
         world.app, world.svc, host="127.0.0.1", port=0, interceptors=[recorder]
     )
     server.start()
-    token = world.svc.create_token(world.admin, world.reader.principal_id)["token"]
+    token = world.svc.tokens.create(world.admin, world.reader.principal_id)["token"]
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = governance_pb2_grpc.GovernanceServiceStub(channel)

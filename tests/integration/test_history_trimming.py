@@ -19,8 +19,10 @@ from tests.read_world import request
 
 def _setup(world: World) -> dict[str, str]:
     svc = world.svc
-    svc.grant(world.admin, world.curator.principal_id, "curator", world.repo, "restricted")
-    svc.grant(world.admin, world.publisher.principal_id, "publisher", world.repo, "restricted")
+    svc.admin.grant(world.admin, world.curator.principal_id, "curator", world.repo, "restricted")
+    svc.admin.grant(
+        world.admin, world.publisher.principal_id, "publisher", world.repo, "restricted"
+    )
     ids = {}
     for level in ("public", "internal", "confidential", "restricted"):
         ids[level], ids[f"{level}_v"] = world.canonical(
@@ -32,17 +34,17 @@ def _setup(world: World) -> dict[str, str]:
 def test_a_relationship_to_an_unreadable_target_is_not_named_in_history(world: World) -> None:
     svc = world.svc
     ids = _setup(world)
-    svc.add_relationship(
+    svc.elements.add_relationship(
         world.curator, ids["internal"], ids["restricted"], kind="REFERENCE", type_key="ameide:cites"
     )
-    events = svc.history(world.reader, world.repo)
+    events = svc.history.history(world.reader, world.repo)
     text = json.dumps(as_json(events))
     assert ids["restricted"] not in text
     assert ids["restricted_v"] not in text
     assert ids["confidential"] not in text
     assert not [e for e in events if e["event_type"] == "relationship.added"]
     # a curator cleared for it sees the relationship event with its target
-    full = svc.history(world.curator, world.repo)
+    full = svc.history.history(world.curator, world.repo)
     added = [e for e in full if e["event_type"] == "relationship.added"]
     assert added[0]["payload"]["target_element_id"] == ids["restricted"]
 
@@ -50,12 +52,12 @@ def test_a_relationship_to_an_unreadable_target_is_not_named_in_history(world: W
 def test_baseline_created_counts_only_the_pins_the_reader_may_read(world: World) -> None:
     svc = world.svc
     _setup(world)
-    baseline = svc.create_baseline(world.publisher, world.repo)["baseline_id"]
+    baseline = svc.publishing.create_baseline(world.publisher, world.repo)["baseline_id"]
 
     def pins(who: Caller) -> int:
         (event,) = [
             e
-            for e in svc.history(who, world.repo)
+            for e in svc.history.history(who, world.repo)
             if e["event_type"] == "baseline.created" and e["baseline_id"] == baseline
         ]
         return int(event["payload"]["pins"])
@@ -63,22 +65,22 @@ def test_baseline_created_counts_only_the_pins_the_reader_may_read(world: World)
     assert pins(world.publisher) == 4
     assert pins(world.reader) == 2  # public and internal
     public_reader = Caller(f"user:pub-{secrets.token_hex(4)}")
-    svc.grant(world.admin, public_reader.principal_id, "reader", world.repo, "public")
+    svc.admin.grant(world.admin, public_reader.principal_id, "reader", world.repo, "public")
     assert pins(public_reader) == 1
 
 
 def test_an_internal_auditor_sees_every_event_but_no_confidential_id(world: World) -> None:
     svc = world.svc
     ids = _setup(world)
-    svc.add_relationship(
+    svc.elements.add_relationship(
         world.curator, ids["public"], ids["confidential"], kind="REFERENCE", type_key="ameide:cites"
     )
-    events = svc.history(world.auditor, world.repo)
+    events = svc.history.history(world.auditor, world.repo)
     text = json.dumps(as_json(events))
     for hidden in ("confidential", "restricted"):
         assert ids[hidden] not in text
         assert ids[f"{hidden}_v"] not in text
-    everything = svc.history(world.curator, world.repo)
+    everything = svc.history.history(world.curator, world.repo)
     assert len(events) == len(everything)  # the trail has no gaps, only redactions
     assert any(e["payload"] == {"redacted": True} for e in events)
 
@@ -87,19 +89,21 @@ def test_replay_names_only_what_the_auditor_may_read(world: World) -> None:
     svc = world.svc
     ids = _setup(world)
     cleared = Caller(f"agent:cleared-{secrets.token_hex(4)}", purpose="read")
-    svc.grant(world.admin, cleared.principal_id, "reader", world.repo, "restricted")
-    out = svc.read_context(cleared, request(world.repo, "zebra", selector="head"))
+    svc.admin.grant(world.admin, cleared.principal_id, "reader", world.repo, "restricted")
+    out = svc.reading.read_context(cleared, request(world.repo, "zebra", selector="head"))
     assert {i["element_id"] for i in out["items"]} >= {ids["confidential"], ids["restricted"]}
     # new content of every level outranks the old: the replay differs for every element
     for level in ("public", "confidential", "restricted"):
         body = f"# {level}\n\nzebra zebra zebra\n"
-        svc.create_element(world.curator, world.repo, title="x", body=body, classification=level)
-    answer = svc.replay(world.auditor, out["context_id"])
+        svc.elements.create_element(
+            world.curator, world.repo, title="x", body=body, classification=level
+        )
+    answer = svc.reading.replay(world.auditor, out["context_id"])
     text = json.dumps(as_json(answer))
     for hidden in ("confidential", "restricted"):
         assert ids[hidden] not in text
         assert ids[f"{hidden}_v"] not in text
-    verdict = svc.verify_citations(
+    verdict = svc.reading.verify_citations(
         world.auditor,
         out["context_id"],
         [c for i in out["items"] for c in i["citations"]],

@@ -52,14 +52,14 @@ def test_rebuilds_beside_writing_and_reading_processes_never_fail_a_call(tmp_pat
     written = [w for r in reports for w in r["written"]]
     assert len(written) >= 10, calls
 
-    status = world.svc.index_status(world.admin)  # applies what the last commits left pending
+    status = world.svc.index.index_status(world.admin)  # applies what the last commits left pending
     assert (status["pending"], status["consistent"], status["on_disk"]) == (0, True, True)
     assert status["indexed_versions"] == status["expected_versions"] == len(written) + 1
     index = world.app.reads.index
     everything = IndexFilter(max_rank_by_repository={world.repo: 3})
     for version_id, word in written:
         assert [h.version_id for h in index.search(word, everything)] == [version_id], word
-    world.svc.index_rebuild(world.admin)  # every other process is gone: nothing holds the old
+    world.svc.index.index_rebuild(world.admin)  # every other process is gone: nothing holds the old
     directory = keyword_index_dir(Settings(home=home))
     state = json.loads((directory / "state.json").read_text())
     assert generations(directory) == [state["generation"]]

@@ -32,7 +32,7 @@ def test_a_home_of_the_other_engine_is_rebuilt_in_the_background_never_read_part
     world = make_world(build_app(whoosh, migrate=True))
     world.canonical("Testing SOP", "# Testing SOP\n\n## Phases\n\nRun phase tests 1 and 2.\n")
     ask = request(world.repo, "phase tests", selector="head")
-    before = world.svc.read_context(world.agent, ask)["items"]
+    before = world.svc.reading.read_context(world.agent, ask)["items"]
     assert [item["title"] for item in before] == ["Testing SOP"]
     world.app.close()
 
@@ -53,17 +53,17 @@ def test_a_home_of_the_other_engine_is_rebuilt_in_the_background_never_read_part
         assert "keyword index is of the whoosh engine; this process uses tantivy" in caplog.text
         assert entered.wait(60), "the server did not start building in the background"
         with pytest.raises(IndexBuilding) as refused:
-            world.svc.read_context(world.agent, ask)  # waits 5 s, then refuses
+            world.svc.reading.read_context(world.agent, ask)  # waits 5 s, then refuses
         assert refused.value.code == "UNAVAILABLE"
-        status = world.svc.index_status(world.admin, catch_up=False)
+        status = world.svc.index.index_status(world.admin, catch_up=False)
         assert (status["engine"], status["consistent"]) == ("tantivy", False)
 
         release.set()
         assert world.app.status_upkeep is not None
         assert world.app.status_upkeep.wait_idle(120), "the background build did not finish"
-        after = world.svc.read_context(world.agent, ask)["items"]
+        after = world.svc.reading.read_context(world.agent, ask)["items"]
         assert [item["title"] for item in after] == ["Testing SOP"]
-        status = world.svc.index_status(world.admin, catch_up=False)
+        status = world.svc.index.index_status(world.admin, catch_up=False)
         assert (status["engine"], status["consistent"]) == ("tantivy", True)
     finally:
         release.set()

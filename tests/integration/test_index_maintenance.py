@@ -43,16 +43,16 @@ def _populate(world: World) -> dict[str, str]:
         "Testing SOP", "# Testing SOP\n\n## Phases\n\nRun phase 0, then phase tests 1 and 2.\n"
     )
     ids["sop"] = sop
-    p = world.svc.propose(
+    p = world.svc.curation.propose(
         world.agent, world.repo, element_id=sop, target_version_id=v1, summary="more",
         body="# Testing SOP\n\n## Phases\n\nRun phase 0, 1, 2 tests.\n\n## Runbook\n\nsteps\n",
     )  # fmt: skip
-    world.svc.accept(world.curator, p["proposal_id"])
+    world.svc.review.accept(world.curator, p["proposal_id"])
     old, _ = world.canonical("Old runbook", "# Old\n\nrollback canary retired steps\n")
-    world.svc.retire_element(world.curator, old)
+    world.svc.elements.retire_element(world.curator, old)
     _, secret_v = world.canonical("Zebra", "# Zebra\n\nunique zebra word\n")
-    world.svc.grant(world.admin, world.admin.principal_id, "admin", world.repo)
-    world.svc.erase_version(world.admin, secret_v, "right to be forgotten")
+    world.svc.admin.grant(world.admin, world.admin.principal_id, "admin", world.repo)
+    world.svc.erasure.erase_version(world.admin, secret_v, "right to be forgotten")
     _applied_in_the_background(world)
     return ids
 
@@ -81,7 +81,7 @@ def test_a_rebuilt_index_answers_exactly_like_the_incrementally_maintained_one(
     _populate(fresh_world)
     incremental = _answers(fresh_world)
     assert any(incremental), "the incremental index answered nothing"
-    fresh_world.svc.index_rebuild(fresh_world.admin)
+    fresh_world.svc.index.index_rebuild(fresh_world.admin)
     assert _answers(fresh_world) == incremental
 
 
@@ -101,7 +101,7 @@ def test_a_rebuild_writes_the_chunk_rows_the_upkeep_wrote_even_past_its_batch_si
     incremental = rows()
     assert len(incremental) > 2_100
     assert max(r[3] for r in incremental) == 2_100  # the preamble, then 2,100 parts
-    built = fresh_world.svc.index_rebuild(fresh_world.admin)
+    built = fresh_world.svc.index.index_rebuild(fresh_world.admin)
     assert built["chunks"] == len(incremental)
     assert rows() == incremental
 
@@ -113,7 +113,7 @@ def test_an_erased_version_is_dropped_from_the_index(world: World):
 
 def test_every_committed_write_reaches_the_index_and_the_chunk_rows(world: World):
     _populate(world)
-    status = world.svc.index_status(world.admin)
+    status = world.svc.index.index_status(world.admin)
     assert status["pending_before"] == 0
     assert status["consistent"] is True
     assert status["stored_chunk_rows"] == status["indexed_chunks"]
@@ -134,7 +134,7 @@ def test_a_crash_between_commit_and_index_update_is_caught_up_by_index_status(tm
     crashed.close()
     restarted = build_app(Settings(home=tmp_path / "home"))
     try:
-        status = restarted.service.index_status(world.admin)
+        status = restarted.service.index.index_status(world.admin)
         assert status["pending_before"] > 0
         assert status["applied"] == status["pending_before"]
         assert status["pending"] == 0
@@ -157,7 +157,7 @@ def test_the_next_write_also_catches_up_what_a_crash_left(tmp_path: Path):
         world.app = restarted
         world.canonical("Second", "# Second\n\nbeta words\n")
         _applied_in_the_background(world)  # the round it wakes applies what the crash left too
-        status = restarted.service.index_status(world.admin, catch_up=False)
+        status = restarted.service.index.index_status(world.admin, catch_up=False)
         assert status["pending"] == 0
         assert status["indexed_versions"] == status["expected_versions"]
     finally:
@@ -167,18 +167,18 @@ def test_the_next_write_also_catches_up_what_a_crash_left(tmp_path: Path):
 def test_a_deleted_index_is_reported_inconsistent_until_rebuilt(world: World):
     _populate(world)
     world.app.indexer.index.clear()  # empty, without a watermark: the next catch-up rebuilds
-    assert world.svc.index_status(world.admin, catch_up=False)["consistent"] is False
-    world.svc.index_rebuild(world.admin)
-    assert world.svc.index_status(world.admin)["consistent"] is True
+    assert world.svc.index.index_status(world.admin, catch_up=False)["consistent"] is False
+    world.svc.index.index_rebuild(world.admin)
+    assert world.svc.index.index_status(world.admin)["consistent"] is True
 
 
 def test_only_a_global_admin_may_rebuild_or_inspect_the_index(world: World):
     from domain.errors import PermissionDenied
 
     with pytest.raises(PermissionDenied):
-        world.svc.index_rebuild(world.curator)
+        world.svc.index.index_rebuild(world.curator)
     with pytest.raises(PermissionDenied):
-        world.svc.index_status(world.reader)
+        world.svc.index.index_status(world.reader)
 
 
 def test_an_index_of_an_older_format_is_rebuilt_from_the_database_on_first_use(tmp_path: Path):
@@ -194,7 +194,7 @@ def test_an_index_of_an_older_format_is_rebuilt_from_the_database_on_first_use(t
 
     world.app = build_app(Settings(home=tmp_path / "home"))
     try:
-        assert world.svc.index_status(world.admin)["consistent"] is True
+        assert world.svc.index.index_status(world.admin)["consistent"] is True
         assert _answers(world) == before
     finally:
         world.app.close()
@@ -215,18 +215,18 @@ def test_a_deleted_index_directory_is_not_ready_until_index_status_rebuilds_it(
     index_dir = _delete_index_directory(fresh_world)
     assert _answers(fresh_world) == before  # the open files still answer: only the disk tells
 
-    health = fresh_world.svc.health()  # no catch-up: reports what it finds
+    health = fresh_world.svc.index.health()  # no catch-up: reports what it finds
     assert health["ready"] is False
     assert (health["index"]["on_disk"], health["index"]["consistent"]) == (False, False)
     assert not index_dir.exists()
 
     with caplog.at_level(logging.WARNING, logger="ameide.index"):
-        status = fresh_world.svc.index_status(fresh_world.admin)  # `ameide index status`
+        status = fresh_world.svc.index.index_status(fresh_world.admin)  # `ameide index status`
     assert "missing on disk" in caplog.text
     assert (status["on_disk"], status["consistent"], status["pending"]) == (True, True, 0)
     assert status["indexed_versions"] == status["expected_versions"]
     assert index_dir.is_dir()
-    assert fresh_world.svc.health()["ready"] is True
+    assert fresh_world.svc.index.health()["ready"] is True
     assert _answers(fresh_world) == before
 
 
@@ -235,15 +235,15 @@ def test_the_next_read_after_the_index_directory_was_deleted_rebuilds_it_and_ans
 ):
     _populate(fresh_world)
     ask = request(fresh_world.repo, "phase tests runbook steps", selector="head")
-    before = fresh_world.svc.read_context(fresh_world.agent, ask)
+    before = fresh_world.svc.reading.read_context(fresh_world.agent, ask)
     assert before["items"], "the read found nothing to compare"
     index_dir = _delete_index_directory(fresh_world)
-    assert fresh_world.svc.health()["ready"] is False
+    assert fresh_world.svc.index.health()["ready"] is False
 
-    after = fresh_world.svc.read_context(fresh_world.agent, ask)
+    after = fresh_world.svc.reading.read_context(fresh_world.agent, ask)
     assert after["items"] == before["items"]
     assert index_dir.is_dir()
-    assert fresh_world.svc.health()["ready"] is True
+    assert fresh_world.svc.index.health()["ready"] is True
 
 
 def test_an_index_directory_deleted_while_no_process_ran_is_rebuilt_on_first_use(
@@ -253,17 +253,17 @@ def test_an_index_directory_deleted_while_no_process_ran_is_rebuilt_on_first_use
     world = make_world(build_app(Settings(home=home), migrate=True))
     _populate(world)
     ask = request(world.repo, "phase tests runbook steps", selector="head")
-    before = world.svc.read_context(world.agent, ask)["items"]
+    before = world.svc.reading.read_context(world.agent, ask)["items"]
     world.app.close()
     shutil.rmtree(Settings(home=home).index_dir)  # e.g. `rm -rf .ameide/index` between runs
 
     world.app = build_app(Settings(home=home))
     try:
         with caplog.at_level(logging.WARNING, logger="ameide.index"):
-            after = world.svc.read_context(world.agent, ask)["items"]
+            after = world.svc.reading.read_context(world.agent, ask)["items"]
         assert "opened empty" in caplog.text
         assert after == before
-        status = world.svc.index_status(world.admin, catch_up=False)
+        status = world.svc.index.index_status(world.admin, catch_up=False)
         assert status["consistent"] is True
     finally:
         world.app.close()
@@ -276,11 +276,13 @@ def test_a_process_sees_what_another_process_on_the_same_home_indexed(tmp_path: 
     server = make_world(build_app(Settings(home=home), migrate=True))
     server.canonical("Testing SOP", "# Testing SOP\n\nphase tests\n")
     ask = request(server.repo, "quokka migration runbook", selector="head")
-    assert server.svc.read_context(server.agent, ask)["items"] == []  # its searcher is warm now
+    assert (
+        server.svc.reading.read_context(server.agent, ask)["items"] == []
+    )  # its searcher is warm now
 
     cli = build_app(Settings(home=home))
     try:
-        out = cli.service.create_element(
+        out = cli.service.elements.create_element(
             server.curator,
             server.repo,
             title="Quokka",
@@ -289,7 +291,7 @@ def test_a_process_sees_what_another_process_on_the_same_home_indexed(tmp_path: 
     finally:
         cli.close()
     try:
-        items = server.svc.read_context(server.agent, ask)["items"]
+        items = server.svc.reading.read_context(server.agent, ask)["items"]
         assert [i["element_id"] for i in items] == [out["element"]["element_id"]]
     finally:
         server.app.close()
@@ -307,7 +309,7 @@ def two_homes(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[
         url = request.getfixturevalue("empty_pg_url")
     a = make_world(build_app(Settings(home=tmp_path / "a", database_url=url), migrate=True))
     b = dataclasses.replace(a, app=build_app(Settings(home=tmp_path / "b", database_url=url)))
-    b.svc.index_status(b.admin)  # b's index is up to date before a writes
+    b.svc.index.index_status(b.admin)  # b's index is up to date before a writes
     yield a, b
     a.app.close()
     b.app.close()
@@ -315,7 +317,7 @@ def two_homes(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[
 
 def _read(world: World) -> list[dict[str, object]]:
     ask = request(world.repo, "phase tests runbook steps rollback zebra", selector="head")
-    items: list[dict[str, object]] = world.svc.read_context(world.agent, ask)["items"]
+    items: list[dict[str, object]] = world.svc.reading.read_context(world.agent, ask)["items"]
     return items
 
 
@@ -333,7 +335,7 @@ def test_what_one_home_commits_another_home_on_the_same_database_serves(
     assert _answers(b) == _answers(a)
     assert any(_answers(a))
     assert b.app.reads.index.search("zebra", _everything(b)) == []
-    status = b.svc.index_status(b.admin)
+    status = b.svc.index.index_status(b.admin)
     assert (status["pending"], status["consistent"]) == (0, True)
     assert status["last_applied_position"] == max(_outbox_ids(a))
     assert len(_outbox_ids(a)) > 0, "applied rows stay for the other indexes"
@@ -344,25 +346,25 @@ def test_index_status_of_another_home_applies_exactly_what_it_had_pending(
 ):
     a, b = two_homes
     _populate(a)
-    assert a.svc.index_status(a.admin, catch_up=False)["pending"] == 0
-    behind = b.svc.health()  # b lags until it catches up: reported, yet ready (no flapping)
+    assert a.svc.index.index_status(a.admin, catch_up=False)["pending"] == 0
+    behind = b.svc.index.health()  # b lags until it catches up: reported, yet ready (no flapping)
     assert (behind["ready"], behind["index"]["consistent"]) == (True, False)
     assert behind["index"]["pending"] > 0
-    status = b.svc.index_status(b.admin)
+    status = b.svc.index.index_status(b.admin)
     assert status["pending_before"] > 0
     assert status["applied"] == status["pending_before"]
     assert (status["pending"], status["consistent"]) == (0, True)
-    assert b.svc.health()["ready"] is True
+    assert b.svc.index.health()["ready"] is True
     assert _answers(b) == _answers(a)
 
 
 def test_a_rebuild_on_one_home_does_not_starve_another(two_homes: tuple[World, World]):
     a, b = two_homes
     _populate(a)
-    a.svc.index_rebuild(a.admin)
+    a.svc.index.index_rebuild(a.admin)
     a.canonical("Quokka", "# Quokka\n\nquokka migration runbook steps\n")
-    a.svc.index_rebuild(a.admin)
-    status = b.svc.index_status(b.admin)
+    a.svc.index.index_rebuild(a.admin)
+    status = b.svc.index.index_status(b.admin)
     assert status["applied"] == status["pending_before"] > 0
     assert status["consistent"] is True
     assert _answers(b) == _answers(a)
@@ -394,7 +396,7 @@ def test_an_outbox_row_committed_after_a_higher_one_was_applied_is_still_applied
     # On PostgreSQL a transaction holding id 10 may commit after the one holding id 11.
     a, b = two_homes
     first, _ = a.canonical("First", "# First\n\nalpha words\n")
-    b.svc.index_status(b.admin)
+    b.svc.index.index_status(b.admin)
     with _without_index_hook(a):
         late, _ = a.canonical("Late", "# Late\n\nwombat words\n")  # not applied anywhere yet
     top = max(_outbox_ids(a))
@@ -408,14 +410,14 @@ def test_an_outbox_row_committed_after_a_higher_one_was_applied_is_still_applied
             )
         )
     for world in (a, b):
-        world.svc.index_status(world.admin)
+        world.svc.index.index_status(world.admin)
         assert world.app.indexer.index.last_applied_position() == top + 2
         assert world.app.reads.index.search("wombat", _everything(world)) == []
     with a.app.engine.begin() as conn:  # the earlier transaction commits at last
         conn.execute(t.index_outbox.insert().values(**late_row))
     for world in (a, b):
-        assert world.svc.index_status(world.admin, catch_up=False)["pending"] == 1
-        status = world.svc.index_status(world.admin)
+        assert world.svc.index.index_status(world.admin, catch_up=False)["pending"] == 1
+        status = world.svc.index.index_status(world.admin)
         assert (status["applied"], status["pending"], status["consistent"]) == (1, 0, True)
         hits = world.app.reads.index.search("wombat", _everything(world))
         assert [h.element_id for h in hits] == [late]
@@ -435,10 +437,10 @@ def test_an_id_skipped_for_longer_than_the_timeout_is_no_longer_looked_for(
                 outbox_id=top + 3, element_id=first, version_id=None, enqueued_at=datetime.now(UTC)
             )
         )
-    a.svc.index_status(a.admin)
+    a.svc.index.index_status(a.admin)
     assert [gap[:2] for gap in a.app.indexer.index.open_gaps()] == [(top + 1, top + 2)]
     monkeypatch.setattr(index_ops, "GAP_TIMEOUT", 0.0)
-    a.svc.index_status(a.admin)
+    a.svc.index.index_status(a.admin)
     assert a.app.indexer.index.open_gaps() == []
     assert a.app.indexer.index.last_applied_position() == top + 3
 
@@ -450,7 +452,7 @@ def test_an_index_whose_watermark_is_below_the_pruned_outbox_is_rebuilt(
 ):
     a, b = two_homes
     a.canonical("First", "# First\n\nalpha words\n")
-    b.svc.index_status(b.admin)
+    b.svc.index.index_status(b.admin)
     b_home = b.app.settings
     b.app.close()  # b is offline for longer than the retention
     _populate(a)
@@ -458,24 +460,24 @@ def test_an_index_whose_watermark_is_below_the_pruned_outbox_is_rebuilt(
         old = datetime.now(UTC) - index_ops.RETENTION - timedelta(days=1)
         conn.execute(t.index_outbox.update().values(enqueued_at=old))
     monkeypatch.setattr(index_ops, "PRUNE_INTERVAL", 0.0)
-    a.svc.index_status(a.admin)  # catch-up prunes (all but the newest row)
+    a.svc.index.index_status(a.admin)  # catch-up prunes (all but the newest row)
     assert _outbox_ids(a) == [top := max(_outbox_ids(a))]
 
     b.app = build_app(b_home)
-    status = b.svc.index_status(b.admin, catch_up=False)
+    status = b.svc.index.index_status(b.admin, catch_up=False)
     assert (status["behind_pruning"], status["consistent"]) == (True, False)
-    assert b.svc.health()["ready"] is False
+    assert b.svc.index.health()["ready"] is False
     with caplog.at_level(logging.WARNING, logger="ameide.index"):
         assert _read(b) == _read(a)
     assert "pruned" in caplog.text
     assert _answers(b) == _answers(a)
-    status = b.svc.index_status(b.admin, catch_up=False)
+    status = b.svc.index.index_status(b.admin, catch_up=False)
     assert (status["behind_pruning"], status["consistent"]) == (False, True)
     assert status["last_applied_position"] == top
     a.canonical("After", "# After\n\nnumbat words\n")  # ids keep growing after the prune
     assert max(_outbox_ids(a)) > top
     assert b.app.reads.index.search("numbat", _everything(b)) == []
-    b.svc.index_status(b.admin)
+    b.svc.index.index_status(b.admin)
     assert b.app.reads.index.search("numbat", _everything(b))
 
 
@@ -488,7 +490,7 @@ def test_an_index_whose_watermark_is_beyond_the_outbox_is_rebuilt(
     index = world.app.indexer.index
     index.advance(max(_outbox_ids(world)) + 100)
     with caplog.at_level(logging.WARNING, logger="ameide.index"):
-        world.svc.index_status(world.admin)
+        world.svc.index.index_status(world.admin)
     assert "rebuilding" in caplog.text
     assert index.last_applied_position() == max(_outbox_ids(world))
     assert _answers(world) == before
@@ -509,7 +511,7 @@ def test_a_watermark_saved_by_an_older_release_is_not_trusted(tmp_path: Path):
     world.app = build_app(Settings(home=home))
     try:
         assert world.app.indexer.index.last_applied_position() is None
-        status = world.svc.index_status(world.admin)
+        status = world.svc.index.index_status(world.admin)
         assert (status["consistent"], status["last_applied_position"]) == (
             True,
             max(_outbox_ids(world)),
@@ -531,8 +533,8 @@ def test_while_another_process_holds_the_index_commits_and_status_do_not_wait(
     other = WriteLock(keyword_index_dir(w.app.settings))  # as another process rebuilding
     with other.locked():
         w.canonical("Later", "# Later\n\nlater zebra words\n")  # its catch-up leaves the work
-        status = w.svc.index_status(w.admin, catch_up=False)
+        status = w.svc.index.index_status(w.admin, catch_up=False)
         assert (status["pending"], status["consistent"]) == (1, False)
-        assert w.svc.health()["ready"] is True  # lag is reported, not a failure
+        assert w.svc.index.health()["ready"] is True  # lag is reported, not a failure
     _applied_in_the_background(w)  # the round the commit woke applies it once the lock is free
-    assert w.svc.index_status(w.admin, catch_up=False)["consistent"] is True
+    assert w.svc.index.index_status(w.admin, catch_up=False)["consistent"] is True

@@ -45,7 +45,7 @@ class Mirror:
         return self.world.svc
 
     def run(self, ref: str = "main", **kw: Any) -> dict[str, Any]:
-        return self.svc.ingest_backlog(
+        return self.svc.ingest.ingest_backlog(
             self.ingestor, str(self.git.root), self.world.repo, ref=ref, **kw
         )
 
@@ -53,22 +53,24 @@ class Mirror:
         return element_id_for(self.world.repo, str(self.git.root.resolve()), path)
 
     def show(self, path: str, **kw: Any) -> dict[str, Any]:
-        return self.svc.get_element(self.world.auditor, self.eid(path), **kw)
+        return self.svc.elements.get_element(self.world.auditor, self.eid(path), **kw)
 
     def history(self, path: str) -> list[dict[str, Any]]:
-        return self.svc.element_history(self.world.auditor, self.eid(path))["versions"]
+        return self.svc.elements.element_history(self.world.auditor, self.eid(path))["versions"]
 
     def links(self, path: str) -> list[dict[str, Any]]:
-        rels = self.svc.list_relationships(self.world.auditor, self.eid(path))
+        rels = self.svc.elements.list_relationships(self.world.auditor, self.eid(path))
         return [r for r in rels if r["source_element_id"] == self.eid(path)]
 
     def events(self) -> list[str]:
-        return [e["event_type"] for e in self.svc.history(self.world.auditor, self.world.repo)]
+        return [
+            e["event_type"] for e in self.svc.history.history(self.world.auditor, self.world.repo)
+        ]
 
 
 def with_ingestor(world: World) -> Caller:
     principal = f"service:ingest-{world.repo.split('/')[0]}"
-    world.svc.grant(world.admin, principal, "ingestor", world.repo)
+    world.svc.admin.grant(world.admin, principal, "ingestor", world.repo)
     return Caller(principal, purpose="mirror the backlog")
 
 
@@ -166,12 +168,12 @@ def test_a_second_run_at_the_same_commit_writes_nothing_at_all(mirror):
     first_commit(mirror.git)
     mirror.run()
     before = table_counts(mirror.world.app)
-    status = mirror.svc.ingest_status(mirror.ingestor, mirror.world.repo)
+    status = mirror.svc.ingest.ingest_status(mirror.ingestor, mirror.world.repo)
     again = mirror.run()
     assert again["noop"] is True
     assert again["counts"] == dict.fromkeys(again["counts"], 0)
     assert table_counts(mirror.world.app) == before  # no versions, no audit events, no run record
-    assert mirror.svc.ingest_status(mirror.ingestor, mirror.world.repo) == status
+    assert mirror.svc.ingest.ingest_status(mirror.ingestor, mirror.world.repo) == status
 
 
 # --- later commits -------------------------------------------------------------------------
@@ -210,7 +212,7 @@ def test_a_later_commit_applies_only_its_diff(sqlite_mirror):
     assert auth["metadata"]["status"] == "done"
     assert auth["provenance"]["commit_sha"] == c2
 
-    moved = mirror.svc.get_element(mirror.world.auditor, mirror.eid("backlog/plan.md"))
+    moved = mirror.svc.elements.get_element(mirror.world.auditor, mirror.eid("backlog/plan.md"))
     assert moved["version"]["seq"] == 1  # same element, no new version: only the path moved
     with mirror.world.app.engine.connect() as conn:
         paths = conn.execute(
@@ -340,7 +342,7 @@ def test_a_new_file_at_a_renamed_files_old_path_gets_its_own_element(sqlite_mirr
     mirror.git.commit("new plan at the old path")
     report = mirror.run()
     assert report["counts"]["new"] == 1
-    renamed = mirror.svc.get_element(mirror.world.auditor, mirror.eid("backlog/plan.md"))
+    renamed = mirror.svc.elements.get_element(mirror.world.auditor, mirror.eid("backlog/plan.md"))
     assert renamed["version"]["title"] == "Plan"  # the moved element kept its content
     with mirror.world.app.engine.connect() as conn:
         rows = dict(
@@ -370,7 +372,7 @@ def test_a_legal_hold_keeps_a_deleted_files_element_and_reports_why(sqlite_mirro
     mirror = sqlite_mirror
     first_commit(mirror.git)
     mirror.run()
-    mirror.svc.set_legal_hold(mirror.world.admin, mirror.world.repo, True)
+    mirror.svc.admin.set_legal_hold(mirror.world.admin, mirror.world.repo, True)
     mirror.git.remove("backlog/old.md")
     mirror.git.commit("delete old")
     report = mirror.run()
@@ -447,9 +449,9 @@ def test_ingesting_needs_an_ingestor_grant(mirror):
     before = table_counts(world.app)
     for caller in (world.reader, world.curator, world.publisher):
         with pytest.raises(PermissionDenied):
-            world.svc.ingest_backlog(caller, str(mirror.git.root), world.repo)
+            world.svc.ingest.ingest_backlog(caller, str(mirror.git.root), world.repo)
     with pytest.raises(NotFound):
-        world.svc.ingest_backlog(world.stranger, str(mirror.git.root), world.repo)
+        world.svc.ingest.ingest_backlog(world.stranger, str(mirror.git.root), world.repo)
     assert table_counts(world.app) == before
 
 
@@ -463,14 +465,16 @@ def test_status_shows_the_last_run_per_source_to_ingestors_and_readers(sqlite_mi
     mirror.run()
     mirror.run()
     restricted_reader = Caller(f"user:top-{world.repo.split('/')[0]}")
-    world.svc.grant(world.admin, restricted_reader.principal_id, "reader", world.repo, "restricted")
+    world.svc.admin.grant(
+        world.admin, restricted_reader.principal_id, "reader", world.repo, "restricted"
+    )
     restricted_ingestor = Caller(f"service:top-{world.repo.split('/')[0]}")
-    world.svc.grant(
+    world.svc.admin.grant(
         world.admin, restricted_ingestor.principal_id, "ingestor", world.repo, "restricted"
     )
     below = (mirror.ingestor, world.reader, world.auditor)  # internal clearance
     for caller in (*below, restricted_reader, restricted_ingestor):
-        status = world.svc.ingest_status(caller, world.repo)
+        status = world.svc.ingest.ingest_status(caller, world.repo)
         (source,) = status["sources"]
         assert source["source_repo"] == str(mirror.git.root.resolve())
         assert source["last_commit"] == c1
@@ -486,15 +490,17 @@ def test_status_shows_the_last_run_per_source_to_ingestors_and_readers(sqlite_mi
             assert report["counts"]["new"] == 4
             assert {"skipped", "pii", "links"} <= set(report)
     with pytest.raises(NotFound):
-        world.svc.ingest_status(world.stranger, world.repo)
+        world.svc.ingest.ingest_status(world.stranger, world.repo)
     # history says the same of the run's ingest.run event
     (run,) = [
-        e for e in world.svc.history(world.reader, world.repo) if e["event_type"] == "ingest.run"
+        e
+        for e in world.svc.history.history(world.reader, world.repo)
+        if e["event_type"] == "ingest.run"
     ]
     assert run["payload"]["to_commit"] == c1
     assert "counts" not in run["payload"]
     (run,) = [
-        e for e in world.svc.history(restricted_reader, world.repo)
+        e for e in world.svc.history.history(restricted_reader, world.repo)
         if e["event_type"] == "ingest.run"
     ]  # fmt: skip
     assert run["payload"]["counts"]["new"] == 4
@@ -520,7 +526,7 @@ def test_bad_arguments_are_refused_before_anything_is_written(sqlite_mirror, kwa
 
 def test_a_source_that_is_not_a_git_repository_is_an_invalid_argument(sqlite_mirror, tmp_path):
     with pytest.raises(InvalidArgument, match="cannot open git source"):
-        sqlite_mirror.svc.ingest_backlog(
+        sqlite_mirror.svc.ingest.ingest_backlog(
             sqlite_mirror.ingestor, str(tmp_path / "nowhere"), sqlite_mirror.world.repo
         )
 
@@ -577,7 +583,7 @@ def test_a_run_that_fails_in_a_later_batch_keeps_whole_batches_and_a_rerun_conve
         "audit_events": 2,
         "index_outbox": 2,  # applied rows stay: every index on the database consumes them
     }
-    assert mirror.svc.verify_audit(mirror.world.auditor, mirror.world.repo)["ok"] is True
+    assert mirror.svc.history.verify_audit(mirror.world.auditor, mirror.world.repo)["ok"] is True
 
     monkeypatch.setattr(IngestStore, "insert_ingest_files", real)
     report = mirror.run()
@@ -590,5 +596,5 @@ def test_a_run_that_fails_in_a_later_batch_keeps_whole_batches_and_a_rerun_conve
         mirror.eid("backlog/billing.md"),
         mirror.eid("backlog/old.md"),
     }
-    assert mirror.svc.verify_audit(mirror.world.auditor, mirror.world.repo)["ok"] is True
+    assert mirror.svc.history.verify_audit(mirror.world.auditor, mirror.world.repo)["ok"] is True
     assert mirror.run()["noop"] is True

@@ -61,14 +61,14 @@ def test_the_real_backlog_is_mirrored_at_an_early_commit_and_then_at_main(
     head = git(clone, "rev-parse", "main")
     world = make_world(sqlite_app)
     ingestor = Caller("service:ingest")
-    world.svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
+    world.svc.admin.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
     source = str(clone.resolve())
 
-    first = world.svc.ingest_backlog(ingestor, source, world.repo, ref=early)
+    first = world.svc.ingest.ingest_backlog(ingestor, source, world.repo, ref=early)
     assert first["counts"]["skipped"] == 0, first["skipped"]
     assert set(live_mirror(world.app, world.repo)) == markdown_at(clone, early)
 
-    second = world.svc.ingest_backlog(ingestor, source, world.repo, ref="main")
+    second = world.svc.ingest.ingest_backlog(ingestor, source, world.repo, ref="main")
     assert (second["from_commit"], second["to_commit"]) == (early, head)
     assert second["full_scan"] is False
     assert second["counts"]["skipped"] == 0, second["skipped"]
@@ -81,5 +81,5 @@ def test_the_real_backlog_is_mirrored_at_an_early_commit_and_then_at_main(
         assert commit_sha in (early, head), path
         assert version_path, path
 
-    again = world.svc.ingest_backlog(ingestor, source, world.repo, ref="main")
+    again = world.svc.ingest.ingest_backlog(ingestor, source, world.repo, ref="main")
     assert again["noop"] is True

@@ -37,7 +37,7 @@ NEEDLES = (CARD, CARD.replace(" ", ""), IBAN, IBAN.replace(" ", ""), KEY, "0532 
 @pytest.fixture
 def backlog(world: World, tmp_path: Path) -> tuple[World, Caller, GitRepo]:
     ingestor = Caller(f"service:ingest-{world.repo.split('/')[0]}")
-    world.svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
+    world.svc.admin.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
     git = GitRepo(tmp_path / "backlog")
     git.write("backlog/payments.md", NOTE)
     git.write("backlog/plain.md", "# Plain\n\nNothing sensitive.\n")
@@ -62,26 +62,28 @@ def _every_file_bytes(home: Path) -> bytes:
 
 def test_with_no_rules_secrets_cards_and_ibans_are_masked_everywhere(backlog) -> None:
     world, ingestor, git = backlog
-    report = world.svc.ingest_backlog(ingestor, str(git.root), world.repo)
+    report = world.svc.ingest.ingest_backlog(ingestor, str(git.root), world.repo)
     assert report["pii"]["redacted_files"] == 1
     assert report["pii"]["redacted"] == {"iban": 1, "payment_card": 1, "secret:aws": 1}
     assert report["pii"]["detected"]["email"] == 1  # found, and kept by the default policy
 
     element_id = element_id_for(world.repo, str(git.root.resolve()), "backlog/payments.md")
-    version = world.svc.get_element(world.curator, element_id)["version"]
+    version = world.svc.elements.get_element(world.curator, element_id)["version"]
     assert version["metadata"]["pii_redacted"] == {"iban": 1, "payment_card": 1, "secret:aws": 1}
     assert EMAIL in version["body"]
     assert "for the annual licence" in version["body"]
-    context = world.svc.read_context(
+    context = world.svc.reading.read_context(
         world.reader, request(world.repo, "supplier payments card licence", selector="head")
     )
     assert context["items"]
     assert element_id in {i["element_id"] for i in context["items"]}
-    world.svc.index_status(world.admin)  # the index has applied everything
+    world.svc.index.index_status(world.admin)  # the index has applied everything
 
     stored = _everything_stored(world)
     files = _every_file_bytes(world.app.settings.home)
-    shown = json.dumps(as_json([version, context, world.svc.history(world.auditor, world.repo)]))
+    shown = json.dumps(
+        as_json([version, context, world.svc.history.history(world.auditor, world.repo)])
+    )
     for needle in NEEDLES:
         assert needle not in stored, needle
         assert needle.encode() not in files, needle
@@ -91,11 +93,11 @@ def test_with_no_rules_secrets_cards_and_ibans_are_masked_everywhere(backlog) ->
 
 def test_policy_store_keeps_them_because_someone_chose_to(backlog) -> None:
     world, ingestor, git = backlog
-    report = world.svc.ingest_backlog(
+    report = world.svc.ingest.ingest_backlog(
         ingestor, str(git.root), world.repo, routing="defaults: {policy: store}\n"
     )
     assert report["pii"]["redacted_files"] == 0
     element_id = element_id_for(world.repo, str(git.root.resolve()), "backlog/payments.md")
-    body = world.svc.get_element(world.curator, element_id)["version"]["body"]
+    body = world.svc.elements.get_element(world.curator, element_id)["version"]["body"]
     assert CARD in body
     assert KEY in body

@@ -43,7 +43,7 @@ def python_file_opens() -> Iterator[list[str]]:
 def test_a_hostile_repository_is_ingested_around_its_bad_files(sqlite_app: App, tmp_path):
     world = make_world(sqlite_app)
     ingestor = Caller("service:ingest")
-    world.svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
+    world.svc.admin.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
     git = GitRepo(tmp_path / "hostile")
     outside = tmp_path / "outside-secret.md"
     outside.write_text("# TOP SECRET, outside the repository\n")
@@ -61,7 +61,7 @@ def test_a_hostile_repository_is_ingested_around_its_bad_files(sqlite_app: App, 
     git.commit("hostile")
 
     with python_file_opens() as opened:
-        report = world.svc.ingest_backlog(ingestor, str(git.root), world.repo)
+        report = world.svc.ingest.ingest_backlog(ingestor, str(git.root), world.repo)
 
     codes = {s["path"]: s["code"] for s in report["skipped"]}
     assert codes == {
@@ -80,7 +80,7 @@ def test_a_hostile_repository_is_ingested_around_its_bad_files(sqlite_app: App, 
     assert opened, "the audit hook saw no file opens at all"
     assert not any(p.startswith(("/etc/passwd", str(outside))) for p in opened)
     assert not any(p.startswith(str(git.root / "backlog")) for p in opened)  # no working tree
-    events = [e["event_type"] for e in world.svc.history(world.auditor, world.repo)]
+    events = [e["event_type"] for e in world.svc.history.history(world.auditor, world.repo)]
     assert events.count("element.created") == 1
     assert events[-1] == "ingest.run"
 
@@ -88,10 +88,10 @@ def test_a_hostile_repository_is_ingested_around_its_bad_files(sqlite_app: App, 
 def test_a_hand_made_tree_with_escaping_paths_is_skipped_not_followed(sqlite_app: App, tmp_path):
     world = make_world(sqlite_app)
     ingestor = Caller("service:ingest")
-    world.svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
+    world.svc.admin.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
     git = GitRepo(tmp_path / "hostile-tree")
     git.commit_tree({"ok.md": "# ok\n", "../escape.md": "# up\n", "a/../../b.md": "# x\n"}, "evil")
-    report = world.svc.ingest_backlog(ingestor, str(git.root), world.repo)
+    report = world.svc.ingest.ingest_backlog(ingestor, str(git.root), world.repo)
     assert {s["path"]: s["code"] for s in report["skipped"]} == {
         "../escape.md": "unsafe_path",
         "a/../../b.md": "unsafe_path",
@@ -104,19 +104,19 @@ def test_a_path_that_is_not_utf8_is_reported_with_its_bytes_escaped(sqlite_app: 
     lone surrogate, which the report's JSON could not encode; it is shown escaped instead."""
     world = make_world(sqlite_app)
     ingestor = Caller("service:ingest")
-    world.svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
+    world.svc.admin.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
     git = GitRepo(tmp_path / "latin1-names")
     git.write("ok.md", "# ok\n")
     with open(os.fsencode(git.root) + b"/caf\xe9.md", "wb") as named:
         named.write(b"# Cafe\n")
     git.commit("a name in Latin-1")
 
-    report = world.svc.ingest_backlog(ingestor, str(git.root), world.repo)
+    report = world.svc.ingest.ingest_backlog(ingestor, str(git.root), world.repo)
 
     assert [(s["path"], s["code"]) for s in report["skipped"]] == [("caf\\xe9.md", "unsafe_path")]
     json.dumps(as_json(report), ensure_ascii=False).encode(
         "utf-8"
     )  # a lone surrogate would raise here
     # the stored totals are shown to a caller cleared for restricted (the global admin)
-    stored = world.svc.ingest_status(world.admin, world.repo)["sources"][0]["last_report"]
+    stored = world.svc.ingest.ingest_status(world.admin, world.repo)["sources"][0]["last_report"]
     assert stored["skipped"] == report["skipped"]

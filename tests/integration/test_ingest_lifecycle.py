@@ -47,12 +47,12 @@ def _ingested(app: App, tmp_path: Path) -> tuple[World, Caller, GitRepo, dict]:
     """DOCS committed to a real git repository and ingested by an ingestor; the run report."""
     w = make_world(app)
     ingestor = Caller(f"service:lc-{w.repo.split('/')[0]}")
-    w.svc.grant(w.admin, ingestor.principal_id, "ingestor", w.repo)
+    w.svc.admin.grant(w.admin, ingestor.principal_id, "ingestor", w.repo)
     git = GitRepo(tmp_path / "backlog")
     for path, text in DOCS.items():
         git.write(path, text)
     git.commit("backlog")
-    return w, ingestor, git, w.svc.ingest_backlog(ingestor, str(git.root), w.repo)
+    return w, ingestor, git, w.svc.ingest.ingest_backlog(ingestor, str(git.root), w.repo)
 
 
 def test_lifecycle_comes_from_body_conventions_and_front_matter(
@@ -62,7 +62,7 @@ def test_lifecycle_comes_from_body_conventions_and_front_matter(
 
     def state(path: str) -> dict:
         el = element_id_for(w.repo, str(git.root.resolve()), path)
-        return w.svc.get_element(w.reader, el)["version"]["metadata"].get("lifecycle", {})
+        return w.svc.elements.get_element(w.reader, el)["version"]["metadata"].get("lifecycle", {})
 
     assert state("435-remote-dev.md")["state"] == "superseded"
     assert "Deprecated" in state("435-remote-dev.md")["evidence"]
@@ -78,7 +78,7 @@ def test_lifecycle_comes_from_body_conventions_and_front_matter(
     assert "334-logging-v3.md" in state("334-logging-v2.md")["evidence"]
 
     # a status question shows the current page first, the replaced ones below it
-    out = w.svc.read_context(
+    out = w.svc.reading.read_context(
         w.reader, request(w.repo, "what is the current development workspace setup?", explain=True)
     )
     paths = [i["provenance"]["path"] for i in out["items"]]
@@ -91,7 +91,7 @@ def test_lifecycle_comes_from_body_conventions_and_front_matter(
     assert demoted["lifecycle"]["source_time"]
     assert out["items"][0]["lifecycle"]["state"] == "current"
     # any other question demotes gently
-    why = w.svc.read_context(
+    why = w.svc.reading.read_context(
         w.reader, request(w.repo, "why remote development workspaces on a cluster", explain=True)
     )
     gentle = next(i for i in why["items"] if i["provenance"]["path"] == "435-remote-dev.md")
@@ -113,7 +113,7 @@ def test_supersedes_statements_become_relationships_from_either_side(
     def supersedes(path: str) -> set[tuple[str, str, str]]:
         return {
             (r["type_key"], r["source_element_id"], r["target_element_id"])
-            for r in w.svc.list_relationships(w.reader, el(path))
+            for r in w.svc.elements.list_relationships(w.reader, el(path))
             if r["relationship_kind"] == "SUPERSEDES"
         }
 
@@ -127,7 +127,7 @@ def test_supersedes_statements_become_relationships_from_either_side(
 
     git.write("435-remote-dev.md", DOCS["435-remote-dev.md"].replace("**Supersedes:** 432", "x"))
     git.commit("435 no longer replaces 432")
-    again = w.svc.ingest_backlog(ingestor, str(git.root), w.repo)
+    again = w.svc.ingest.ingest_backlog(ingestor, str(git.root), w.repo)
     assert again["supersedes"] == {"added": 0, "retired": 1}
     assert not supersedes("432-devcontainer-modes.md")
     assert supersedes("adr-0005-storage.md")

@@ -62,21 +62,21 @@ class Routed:
         self.org = f"{tenant}/{org}"
         self.ingestor = Caller(f"service:ingest-{tenant}")
         for name in ("team-payments", "team-billing", "security-backlog"):
-            world.svc.create_repository(world.admin, f"{self.org}/{name}")
+            world.svc.admin.create_repository(world.admin, f"{self.org}/{name}")
         for repo in (world.repo, f"{self.org}/team-payments", f"{self.org}/team-billing"):
             # the rules classify up to confidential; ingest never writes above its clearance
-            world.svc.grant(
+            world.svc.admin.grant(
                 world.admin, self.ingestor.principal_id, "ingestor", repo, clearance="confidential"
             )
-            world.svc.grant(world.admin, world.auditor.principal_id, "auditor", repo)
+            world.svc.admin.grant(world.admin, world.auditor.principal_id, "auditor", repo)
         # the auditor may read what the rules classify confidential
         for repo in (f"{self.org}/team-payments", f"{self.org}/team-billing"):
-            world.svc.grant(
+            world.svc.admin.grant(
                 world.admin, world.auditor.principal_id, "reader", repo, clearance="confidential"
             )
 
     def run(self, routing: str = ROUTING) -> dict:
-        return self.world.svc.ingest_backlog(
+        return self.world.svc.ingest.ingest_backlog(
             self.ingestor, str(self.git.root), self.world.repo, routing=routing
         )
 
@@ -129,7 +129,7 @@ def test_rules_route_files_and_the_pii_barrier_redacts_or_rejects(routed):
     assert report["pii"]["rejected"] == {"secret:aws": 1}
     assert report["repositories"] == sorted([routed.world.repo, payments])
 
-    shown = routed.world.svc.get_element(
+    shown = routed.world.svc.elements.get_element(
         routed.world.auditor, routed.eid(payments, "backlog/pay.md")
     )
     body = shown["version"]["body"]
@@ -147,8 +147,10 @@ def test_rules_route_files_and_the_pii_barrier_redacts_or_rejects(routed):
     assert routed.elements_in(f"{routed.org}/security-backlog") == 0
     for repo in (routed.world.repo, payments, f"{routed.org}/security-backlog"):
         with pytest.raises(NotFound):
-            routed.world.svc.get_element(routed.world.admin, routed.eid(repo, "backlog/key.md"))
-    events = routed.world.svc.history(routed.world.auditor, payments)
+            routed.world.svc.elements.get_element(
+                routed.world.admin, routed.eid(repo, "backlog/key.md")
+            )
+    events = routed.world.svc.history.history(routed.world.auditor, payments)
     assert [e["event_type"] for e in events].count("element.created") == 1
 
 
@@ -161,8 +163,12 @@ def test_a_file_whose_edit_routes_it_elsewhere_moves_to_a_new_element(routed):
     report = routed.run()
     assert report["counts"]["new"] == 1
     assert report["counts"]["retired"] == 1
-    old = routed.world.svc.get_element(routed.world.auditor, routed.eid(payments, "backlog/pay.md"))
-    new = routed.world.svc.get_element(routed.world.auditor, routed.eid(billing, "backlog/pay.md"))
+    old = routed.world.svc.elements.get_element(
+        routed.world.auditor, routed.eid(payments, "backlog/pay.md")
+    )
+    new = routed.world.svc.elements.get_element(
+        routed.world.auditor, routed.eid(billing, "backlog/pay.md")
+    )
     assert old["element"]["retired_at"] is not None
     assert new["element"]["retired_at"] is None
 
@@ -175,7 +181,7 @@ def test_a_malformed_rule_file_is_refused_with_an_error_naming_the_rule(routed):
         "    actions: {policy: store}\n"
     )
     with pytest.raises(InvalidArgument) as caught:
-        routed.world.svc.ingest_backlog(
+        routed.world.svc.ingest.ingest_backlog(
             routed.ingestor, str(routed.git.root), routed.world.repo, routing=rules
         )
     assert "rule 2 'broken' (rules[1])" in caught.value.message
@@ -204,7 +210,7 @@ def test_a_rule_file_holding_a_lone_surrogate_is_refused_before_anything_is_writ
     ingested, which no surface could then serve (500 on REST, a crash over MCP stdio)."""
     commit_backlog(routed.git)
     with pytest.raises(InvalidArgument) as caught:
-        routed.world.svc.ingest_backlog(
+        routed.world.svc.ingest.ingest_backlog(
             routed.ingestor, str(routed.git.root), routed.world.repo, routing=rules
         )
     assert f"{where}: not valid Unicode text (it holds a lone surrogate)" in caught.value.message
@@ -212,7 +218,7 @@ def test_a_rule_file_holding_a_lone_surrogate_is_refused_before_anything_is_writ
 
 
 def test_routing_explain_shows_the_winning_rules_and_why(routed):
-    explained = routed.world.svc.routing_explain(
+    explained = routed.world.svc.ingest.routing_explain(
         None, ROUTING, "backlog/pay.md", PAY.encode(), repo=routed.world.repo
     )
     decision = explained["decision"]
@@ -229,10 +235,10 @@ def test_routing_explain_shows_the_winning_rules_and_why(routed):
     }
     assert explained["signals"]["pii_detected"] is True
 
-    missing = routed.world.svc.routing_explain(None, ROUTING, "owned/x.md", b"# x\n")
+    missing = routed.world.svc.ingest.routing_explain(None, ROUTING, "owned/x.md", b"# x\n")
     assert missing["decision"] is None
     assert "front_matter.owner" in missing["error"]
-    hostile = routed.world.svc.routing_explain(None, ROUTING, "a/../b.md", b"# x\n")
+    hostile = routed.world.svc.ingest.routing_explain(None, ROUTING, "a/../b.md", b"# x\n")
     assert hostile["skipped"]["code"] == "unsafe_path"
 
 
@@ -244,13 +250,15 @@ def test_new_rules_reclassify_unchanged_files_on_a_full_scan(routed):
         "    match: {all: [{field: path, glob: backlog/plain.md}]}\n"
         "    actions: {classification: public}\n"
     )
-    report = routed.world.svc.ingest_backlog(
+    report = routed.world.svc.ingest.ingest_backlog(
         routed.ingestor, str(routed.git.root), routed.world.repo, routing=stricter, full_scan=True
     )
     # lowered to public: one new version at that level (the internal one keeps its level)
     assert report["versions_written"] == 1
     plain = routed.eid(routed.world.repo, "backlog/plain.md")
-    shown = routed.world.svc.get_element(routed.world.auditor, plain)
+    shown = routed.world.svc.elements.get_element(routed.world.auditor, plain)
     assert shown["element"]["classification"] == "public"
-    events = routed.world.svc.history(routed.world.auditor, routed.world.repo, element_id=plain)
+    events = routed.world.svc.history.history(
+        routed.world.auditor, routed.world.repo, element_id=plain
+    )
     assert [e["event_type"] for e in events][-2:] == ["element.reclassified", "version.created"]

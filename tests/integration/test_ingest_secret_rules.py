@@ -59,7 +59,7 @@ KINDS = {
 @pytest.fixture
 def backlog(world: World, tmp_path: Path) -> tuple[World, Caller, GitRepo]:
     ingestor = Caller(f"service:ingest-{world.repo.split('/')[0]}")
-    world.svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
+    world.svc.admin.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
     git = GitRepo(tmp_path / "backlog")
     git.write("backlog/runbook.md", NOTE)
     git.write("backlog/plain.md", "# Plain\n\nNothing sensitive.\n")
@@ -78,7 +78,7 @@ def _everything_stored(world: World) -> str:
 
 def test_with_no_rules_every_kind_of_secret_is_masked_and_counted(backlog) -> None:
     world, ingestor, git = backlog
-    report = world.svc.ingest_backlog(ingestor, str(git.root), world.repo)
+    report = world.svc.ingest.ingest_backlog(ingestor, str(git.root), world.repo)
 
     assert report["pii"]["redacted_files"] == 1
     assert report["pii"]["redacted"] == KINDS
@@ -86,7 +86,7 @@ def test_with_no_rules_every_kind_of_secret_is_masked_and_counted(backlog) -> No
     assert report["pii"]["detected"] == KINDS
 
     element_id = element_id_for(world.repo, str(git.root.resolve()), "backlog/runbook.md")
-    version = world.svc.get_element(world.curator, element_id)["version"]
+    version = world.svc.elements.get_element(world.curator, element_id)["version"]
     assert version["metadata"]["pii_redacted"] == KINDS
     body = version["body"]
     # only the password of a URL is masked: user, host and path stay readable
@@ -98,12 +98,12 @@ def test_with_no_rules_every_kind_of_secret_is_masked_and_counted(backlog) -> No
     assert "@files.example.net/pub" in body
     assert "(rotate monthly)" in body
 
-    world.svc.index_status(world.admin)  # the index has applied everything
+    world.svc.index.index_status(world.admin)  # the index has applied everything
     stored = _everything_stored(world)
     files = b"\n".join(
         p.read_bytes() for p in sorted(world.app.settings.home.rglob("*")) if p.is_file()
     )
-    shown = json.dumps(as_json([version, world.svc.history(world.auditor, world.repo)]))
+    shown = json.dumps(as_json([version, world.svc.history.history(world.auditor, world.repo)]))
     for secret in SECRETS:
         assert secret not in stored, secret
         assert secret.encode() not in files, secret
@@ -121,7 +121,7 @@ rules:
     match: {all: [{field: signals.pii_kinds, contains: secret}]}
     actions: {policy: reject}
 """
-    report = world.svc.ingest_backlog(ingestor, str(git.root), world.repo, routing=routing)
+    report = world.svc.ingest.ingest_backlog(ingestor, str(git.root), world.repo, routing=routing)
     assert report["pii"]["rejected_files"] == 1
     assert report["pii"]["rejected"] == KINDS
     assert [s["path"] for s in report["skipped"]] == ["backlog/runbook.md"]

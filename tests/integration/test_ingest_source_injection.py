@@ -30,7 +30,7 @@ def _ingesting_from(world: World, open_source: BacklogSourceFactory) -> MemorySe
 def mirror(sqlite_app: App):
     world = make_world(sqlite_app)
     ingestor = Caller(f"service:ingest-{world.repo.split('/')[0]}")
-    world.svc.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
+    world.svc.admin.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
     return world, ingestor
 
 
@@ -71,7 +71,9 @@ def test_routing_rules_are_text_and_a_path_is_not_read(mirror, tmp_path: Path) -
     rules = tmp_path / "routing.yaml"
     rules.write_text(RULES, "utf-8")
     with pytest.raises(InvalidArgument, match="YAML text") as caught:
-        world.svc.routing_explain(None, rules, "a.md", b"# A\n")  # type: ignore[arg-type]
+        world.svc.ingest.routing_explain(None, rules, "a.md", b"# A\n")  # type: ignore[arg-type]
     assert caught.value.details["field"] == "routing"
     with pytest.raises(InvalidArgument, match=r"invalid routing rules: team\.yaml: not valid YAML"):
-        world.svc.routing_explain(None, "rules: [", "a.md", b"# A\n", routing_name="team.yaml")
+        world.svc.ingest.routing_explain(
+            None, "rules: [", "a.md", b"# A\n", routing_name="team.yaml"
+        )

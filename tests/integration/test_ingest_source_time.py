@@ -26,7 +26,7 @@ def commit_at(git: GitRepo, when: str, message: str) -> None:
 def test_source_time_is_the_last_commit_touching_each_file(sqlite_app: App, tmp_path: Path):
     w = make_world(sqlite_app)
     ingestor = Caller(f"service:st-{w.repo.split('/')[0]}")
-    w.svc.grant(w.admin, ingestor.principal_id, "ingestor", w.repo)
+    w.svc.admin.grant(w.admin, ingestor.principal_id, "ingestor", w.repo)
     git = GitRepo(tmp_path / "backlog")
     git.write("old.md", "# Deploy guide\n\nDeploy with the release script.\n")
     git.write("new.md", "# Deploy guide v2\n\nDeploy with the release script, then verify.\n")
@@ -34,11 +34,11 @@ def test_source_time_is_the_last_commit_touching_each_file(sqlite_app: App, tmp_
     commit_at(git, "2021-03-01T10:00:00+00:00", "first")
     git.write("new.md", "# Deploy guide v2\n\nDeploy with the release script, then verify it.\n")
     commit_at(git, "2025-09-15T08:30:00+00:00", "touch new")
-    w.svc.ingest_backlog(ingestor, str(git.root), w.repo)
+    w.svc.ingest.ingest_backlog(ingestor, str(git.root), w.repo)
 
     def meta(path: str) -> dict:
         el = element_id_for(w.repo, str(git.root.resolve()), path)
-        return w.svc.get_element(w.reader, el)["version"]["metadata"]
+        return w.svc.elements.get_element(w.reader, el)["version"]["metadata"]
 
     assert meta("old.md")["source_time"] == "2021-03-01T10:00:00Z"
     assert meta("new.md")["source_time"] == "2025-09-15T08:30:00Z"
@@ -47,13 +47,15 @@ def test_source_time_is_the_last_commit_touching_each_file(sqlite_app: App, tmp_
     # an incremental run: only the changed file gets a new version, with its new time
     git.write("old.md", "# Deploy guide\n\nDeploy with the release script. Updated.\n")
     commit_at(git, "2026-01-02T12:00:00+00:00", "edit old")
-    report = w.svc.ingest_backlog(ingestor, str(git.root), w.repo)
+    report = w.svc.ingest.ingest_backlog(ingestor, str(git.root), w.repo)
     assert report["full_scan"] is False
     assert meta("old.md")["source_time"] == "2026-01-02T12:00:00Z"
     assert meta("new.md")["source_time"] == "2025-09-15T08:30:00Z"
 
     # recency counts from source time: the file changed in 2021... now 2026, ranks by its age
-    out = w.svc.read_context(w.reader, request(w.repo, "deploy release script", explain=True))
+    out = w.svc.reading.read_context(
+        w.reader, request(w.repo, "deploy release script", explain=True)
+    )
     recency = {
         i["provenance"]["path"]: i["score_breakdown"]["recency"]["value"] for i in out["items"]
     }

@@ -12,17 +12,17 @@ BASE = "# SOP\n\nline one\nline two\nline three\nline four\nline five\n"
 
 
 def propose(w: World, el: str, version: str, body: str, **kw: object) -> dict:
-    return w.svc.propose(
+    return w.svc.curation.propose(
         w.agent, w.repo, body=body, summary="edit", element_id=el, target_version_id=version, **kw
     )
 
 
 def move_head(w: World, el: str, version: str, body: str) -> str:
     """Another change accepted by the curator: the head moves, nothing is published."""
-    p = w.svc.propose(
+    p = w.svc.curation.propose(
         w.agent, w.repo, body=body, summary="other", element_id=el, target_version_id=version
     )
-    return str(w.svc.accept(w.curator, p["proposal_id"])["result_version_id"])
+    return str(w.svc.review.accept(w.curator, p["proposal_id"])["result_version_id"])
 
 
 def test_accepting_a_stale_proposal_is_refused_naming_the_new_head(any_world: World):
@@ -31,13 +31,13 @@ def test_accepting_a_stale_proposal_is_refused_naming_the_new_head(any_world: Wo
     mine = propose(w, el, v1, BASE.replace("line five", "line 5"))
     v2 = move_head(w, el, v1, BASE.replace("line one", "line 1"))
     with pytest.raises(StaleProposal) as err:
-        w.svc.accept(w.curator, mine["proposal_id"])
+        w.svc.review.accept(w.curator, mine["proposal_id"])
     assert v2 in err.value.message
     assert err.value.details["current_head_version_id"] == v2
     assert err.value.details["target_version_id"] == v1
-    view = w.svc.proposal_show(w.curator, mine["proposal_id"])
+    view = w.svc.curation.proposal_show(w.curator, mine["proposal_id"])
     assert view["status"] == "OPEN"
-    assert w.svc.get_element(w.reader, el)["element"]["head_version_id"] == v2
+    assert w.svc.elements.get_element(w.reader, el)["element"]["head_version_id"] == v2
 
 
 def test_proposal_views_report_staleness_head_and_what_each_selector_resolves_to(
@@ -47,8 +47,8 @@ def test_proposal_views_report_staleness_head_and_what_each_selector_resolves_to
     el, v1 = w.canonical(body=BASE)
     unpublished = propose(w, el, v1, BASE + "extra\n")
     assert unpublished["selected_version_id"] is None  # nothing published yet
-    b1 = svc.create_baseline(w.publisher, w.repo)["baseline_id"]
-    svc.promote(w.publisher, b1)
+    b1 = svc.publishing.create_baseline(w.publisher, w.repo)["baseline_id"]
+    svc.publishing.promote(w.publisher, b1)
 
     on_published = propose(w, el, v1, BASE + "published\n")
     on_baseline = propose(w, el, v1, BASE + "baseline\n", selector="baseline_ref", baseline_id=b1)
@@ -63,21 +63,29 @@ def test_proposal_views_report_staleness_head_and_what_each_selector_resolves_to
     # The head moves but published truth does not: stale by the head rule, selector still v1.
     v2 = move_head(w, el, v1, BASE.replace("line two", "line 2"))
     for p in (on_published, on_baseline):
-        view = svc.proposal_show(w.curator, p["proposal_id"])
+        view = svc.curation.proposal_show(w.curator, p["proposal_id"])
         assert (view["stale"], view["current_head_version_id"], view["selected_version_id"]) == (
             True,
             v2,
             v1,
         )
-    queue = {p["proposal_id"]: p for p in svc.proposal_list(w.curator, w.repo, status="OPEN")}
+    queue = {
+        p["proposal_id"]: p for p in svc.curation.proposal_list(w.curator, w.repo, status="OPEN")
+    }
     assert queue[on_published["proposal_id"]]["stale"] is True
     assert queue[on_published["proposal_id"]]["current_head_version_id"] == v2
 
     # Publishing v2 moves what "published" selects; the baseline_ref stays on its baseline.
-    b2 = svc.create_baseline(w.publisher, w.repo)["baseline_id"]
-    svc.promote(w.publisher, b2)
-    assert svc.proposal_show(w.curator, on_published["proposal_id"])["selected_version_id"] == v2
-    assert svc.proposal_show(w.curator, on_baseline["proposal_id"])["selected_version_id"] == v1
+    b2 = svc.publishing.create_baseline(w.publisher, w.repo)["baseline_id"]
+    svc.publishing.promote(w.publisher, b2)
+    assert (
+        svc.curation.proposal_show(w.curator, on_published["proposal_id"])["selected_version_id"]
+        == v2
+    )
+    assert (
+        svc.curation.proposal_show(w.curator, on_baseline["proposal_id"])["selected_version_id"]
+        == v1
+    )
 
 
 def test_rebasing_non_overlapping_edits_gives_a_clean_open_proposal_that_accepts(
@@ -88,7 +96,7 @@ def test_rebasing_non_overlapping_edits_gives_a_clean_open_proposal_that_accepts
     old = propose(w, el, v1, BASE.replace("line five", "line five, by the agent"))
     v2 = move_head(w, el, v1, BASE.replace("line one", "line one, by the curator"))
 
-    new = svc.rebase(w.agent, old["proposal_id"])
+    new = svc.review.rebase(w.agent, old["proposal_id"])
     assert new["status"] == "OPEN"
     assert new["proposal_id"] != old["proposal_id"]
     assert new["target_version_id"] == v2
@@ -100,12 +108,12 @@ def test_rebasing_non_overlapping_edits_gives_a_clean_open_proposal_that_accepts
     assert "line five, by the agent" in new["body"]
     assert "<<<<<<<" not in new["body"]
 
-    before = svc.proposal_show(w.agent, old["proposal_id"])
+    before = svc.curation.proposal_show(w.agent, old["proposal_id"])
     assert before["status"] == "REBASED"
     assert before["rebased_to"] == new["proposal_id"]
     links = [
         r
-        for r in svc.list_relationships(w.curator, old["proposal_element_id"])
+        for r in svc.elements.list_relationships(w.curator, old["proposal_element_id"])
         if r["type_key"] == REBASED_TO
     ]
     assert [(r["source_element_id"], r["target_element_id"]) for r in links] == [
@@ -113,12 +121,12 @@ def test_rebasing_non_overlapping_edits_gives_a_clean_open_proposal_that_accepts
     ]
     assert links[0]["metadata"]["target_version_id"] == new["proposal_version_id"]
 
-    accepted = svc.accept(w.curator, new["proposal_id"])
-    head = svc.get_element(w.reader, el)["version"]
+    accepted = svc.review.accept(w.curator, new["proposal_id"])
+    head = svc.elements.get_element(w.reader, el)["version"]
     assert head["version_id"] == accepted["result_version_id"]
     assert (head["seq"], head["parent_version_id"]) == (3, v2)
     assert head["body"] == new["body"]
-    events = [e["event_type"] for e in svc.history(w.auditor, w.repo)]
+    events = [e["event_type"] for e in svc.history.history(w.auditor, w.repo)]
     assert "proposal.rebased" in events
 
 
@@ -128,7 +136,7 @@ def test_a_conflicted_rebase_is_refused_until_revised_with_a_clean_body(any_worl
     old = propose(w, el, v1, BASE.replace("line three", "line three (agent)"))
     v2 = move_head(w, el, v1, BASE.replace("line three", "line three (curator)"))
 
-    new = svc.rebase(w.curator, old["proposal_id"])
+    new = svc.review.rebase(w.curator, old["proposal_id"])
     assert new["has_conflicts"] is True
     assert new["target_version_id"] == v2
     body_lines = new["body"].split("\n")
@@ -138,21 +146,21 @@ def test_a_conflicted_rebase_is_refused_until_revised_with_a_clean_body(any_worl
     assert "line three (curator)" in body_lines
 
     with pytest.raises(ProposalConflicted):
-        svc.accept(w.curator, new["proposal_id"])
+        svc.review.accept(w.curator, new["proposal_id"])
 
-    still = svc.revise(w.agent, new["proposal_id"], body=new["body"] + "\nmore\n")
+    still = svc.curation.revise(w.agent, new["proposal_id"], body=new["body"] + "\nmore\n")
     assert still["has_conflicts"] is True
     with pytest.raises(ProposalConflicted):
-        svc.accept(w.curator, new["proposal_id"])
+        svc.review.accept(w.curator, new["proposal_id"])
 
     resolved = BASE.replace("line three", "line three (curator and agent)")
-    revised = svc.revise(w.agent, new["proposal_id"], body=resolved, summary="resolved")
+    revised = svc.curation.revise(w.agent, new["proposal_id"], body=resolved, summary="resolved")
     assert revised["has_conflicts"] is False
     assert revised["summary"] == "resolved"
     assert revised["body"] == resolved
     revisions = [
         e
-        for e in svc.history(w.auditor, w.repo)
+        for e in svc.history.history(w.auditor, w.repo)
         if e["event_type"] == "proposal.revised" and e["proposal_id"] == new["proposal_id"]
     ]
     assert [(e["actor"], e["payload"]["has_conflicts"]) for e in revisions] == [
@@ -160,8 +168,8 @@ def test_a_conflicted_rebase_is_refused_until_revised_with_a_clean_body(any_worl
         (w.agent.principal_id, False),
     ]
 
-    accepted = svc.accept(w.curator, new["proposal_id"])
-    head = svc.get_element(w.reader, el)["version"]
+    accepted = svc.review.accept(w.curator, new["proposal_id"])
+    head = svc.elements.get_element(w.reader, el)["version"]
     assert (head["version_id"], head["body"], head["parent_version_id"]) == (
         accepted["result_version_id"],
         resolved,
@@ -174,8 +182,8 @@ def test_a_fresh_proposal_cannot_be_rebased(any_world: World):
     el, v1 = w.canonical(body=BASE)
     p = propose(w, el, v1, BASE + "x\n")
     with pytest.raises(FailedPrecondition, match="already on the current head"):
-        w.svc.rebase(w.agent, p["proposal_id"])
-    assert w.svc.proposal_show(w.agent, p["proposal_id"])["status"] == "OPEN"
+        w.svc.review.rebase(w.agent, p["proposal_id"])
+    assert w.svc.curation.proposal_show(w.agent, p["proposal_id"])["status"] == "OPEN"
 
 
 def test_a_rebased_proposal_is_terminal(any_world: World):
@@ -183,11 +191,11 @@ def test_a_rebased_proposal_is_terminal(any_world: World):
     el, v1 = w.canonical(body=BASE)
     old = propose(w, el, v1, BASE + "x\n")
     move_head(w, el, v1, BASE.replace("line one", "1"))
-    w.svc.rebase(w.agent, old["proposal_id"])
+    w.svc.review.rebase(w.agent, old["proposal_id"])
     with pytest.raises(FailedPrecondition, match="REBASED"):
-        w.svc.accept(w.curator, old["proposal_id"])
+        w.svc.review.accept(w.curator, old["proposal_id"])
     with pytest.raises(FailedPrecondition, match="REBASED"):
-        w.svc.rebase(w.agent, old["proposal_id"])
+        w.svc.review.rebase(w.agent, old["proposal_id"])
 
 
 def test_a_revision_from_an_older_version_is_a_conflict_and_changes_nothing(any_world: World):
@@ -195,16 +203,18 @@ def test_a_revision_from_an_older_version_is_a_conflict_and_changes_nothing(any_
     from and gets CONFLICT instead of overwriting the first one's revision."""
     w, svc = any_world, any_world.svc
     el, v1 = w.canonical()
-    p = svc.propose(
+    p = svc.curation.propose(
         w.agent, w.repo, body="# Testing SOP\n\nRun it twice.\n", summary="twice",
         element_id=el, target_version_id=v1,
     )  # fmt: skip
     seen = p["proposal_version_id"]
-    first = svc.revise(
+    first = svc.curation.revise(
         w.curator, p["proposal_id"], "# Testing SOP\n\nA.\n", expected_version_id=seen
     )
     with pytest.raises(Conflict, match="was revised after version"):
-        svc.revise(w.agent, p["proposal_id"], "# Testing SOP\n\nB.\n", expected_version_id=seen)
-    shown = svc.proposal_show(w.curator, p["proposal_id"])
+        svc.curation.revise(
+            w.agent, p["proposal_id"], "# Testing SOP\n\nB.\n", expected_version_id=seen
+        )
+    shown = svc.curation.proposal_show(w.curator, p["proposal_id"])
     assert shown["proposal_version_id"] == first["proposal_version_id"]
     assert shown["body"] == "# Testing SOP\n\nA.\n"

@@ -26,10 +26,10 @@ class Scene:
     def __init__(self, w: World) -> None:
         self.w = w
         self.other_agent = Caller(w.agent.principal_id.replace("agent:", "agent:other-"))
-        w.svc.grant(w.admin, self.other_agent.principal_id, "agent", w.repo)
+        w.svc.admin.grant(w.admin, self.other_agent.principal_id, "agent", w.repo)
         self.target, v1 = w.canonical("Runbook", "# Runbook\n\nStep one.\n")
         body = f"# Runbook\n\nStep one. {MARKER}\n"
-        p = w.svc.propose(
+        p = w.svc.curation.propose(
             w.agent, w.repo, body=body, summary="marker", element_id=self.target,
             target_version_id=v1,
         )  # fmt: skip
@@ -56,28 +56,32 @@ def _in_queue(queue: list[dict[str, Any]], proposal_id: str) -> None:
 
 
 PATHS: dict[str, Callable[[Scene, Caller], bool]] = {
-    "proposal show": lambda s, c: _found(lambda: s.w.svc.proposal_show(c, s.proposal_id)),
+    "proposal show": lambda s, c: _found(lambda: s.w.svc.curation.proposal_show(c, s.proposal_id)),
     "proposal queue": lambda s, c: _found(
-        lambda: _in_queue(s.w.svc.proposal_list(c, s.w.repo), s.proposal_id)
+        lambda: _in_queue(s.w.svc.curation.proposal_list(c, s.w.repo), s.proposal_id)
     ),
-    "element show": lambda s, c: _found(lambda: s.w.svc.get_element(c, s.element_id)),
-    "element history": lambda s, c: _found(lambda: s.w.svc.element_history(c, s.element_id)),
-    "version show": lambda s, c: _found(lambda: s.w.svc.get_version(c, s.version_id)),
+    "element show": lambda s, c: _found(lambda: s.w.svc.elements.get_element(c, s.element_id)),
+    "element history": lambda s, c: _found(
+        lambda: s.w.svc.elements.element_history(c, s.element_id)
+    ),
+    "version show": lambda s, c: _found(lambda: s.w.svc.reading.get_version(c, s.version_id)),
     "relationships of the target": lambda s, c: any(
         s.element_id in (r["source_element_id"], r["target_element_id"])
-        for r in s.w.svc.list_relationships(c, s.target)
+        for r in s.w.svc.elements.list_relationships(c, s.target)
     ),
     "neighbourhood of the target": lambda s, c: any(
-        n["element_id"] == s.element_id for n in s.w.svc.expand(c, s.target)["nodes"]
+        n["element_id"] == s.element_id for n in s.w.svc.reading.expand(c, s.target)["nodes"]
     ),
     "history": lambda s, c: any(
         e["proposal_id"] == s.proposal_id or e["element_id"] == s.element_id
-        for e in s.w.svc.history(c, s.w.repo)
+        for e in s.w.svc.history.history(c, s.w.repo)
     ),
     "read_context": lambda s, c: (
-        MARKER in str(s.w.svc.read_context(c, request(s.w.repo, MARKER, selector="head")))
+        MARKER in str(s.w.svc.reading.read_context(c, request(s.w.repo, MARKER, selector="head")))
     ),
-    "metrics queue count": lambda s, c: s.w.svc.open_proposal_counts(c).root.get(s.w.repo, 0) == 1,
+    "metrics queue count": lambda s, c: (
+        s.w.svc.index.open_proposal_counts(c).root.get(s.w.repo, 0) == 1
+    ),
 }
 
 
@@ -100,22 +104,22 @@ def test_the_metrics_queue_count_leaves_out_proposals_above_clearance(world: Wor
     """A curator cleared for ``internal`` does not count a proposal on a restricted page; one
     cleared for ``restricted`` does (the count is of what each may read, like every read)."""
     svc = world.svc
-    svc.grant(world.admin, world.agent.principal_id, "agent", world.repo, "restricted")
+    svc.admin.grant(world.admin, world.agent.principal_id, "agent", world.repo, "restricted")
     top = Caller(world.curator.principal_id.replace("user:", "user:top-"))
-    svc.grant(world.admin, top.principal_id, "curator", world.repo, "restricted")
+    svc.admin.grant(world.admin, top.principal_id, "curator", world.repo, "restricted")
     for level in ("internal", "restricted"):
-        out = svc.create_element(
+        out = svc.elements.create_element(
             top, world.repo, title=f"Doc {level}", body=f"# Doc {level}\n\nText.\n",
             classification=level,
         )  # fmt: skip
         el, v1 = out["element"]["element_id"], out["version"]["version_id"]
-        svc.propose(
+        svc.curation.propose(
             world.agent, world.repo, body=f"# Doc {level}\n\nMore text.\n", summary="edit",
             element_id=el, target_version_id=v1,
         )  # fmt: skip
-    assert svc.open_proposal_counts(world.curator).root == {world.repo: 1}
-    assert svc.open_proposal_counts(top).root == {world.repo: 2}
-    assert svc.open_proposal_counts(world.agent).root == {
+    assert svc.index.open_proposal_counts(world.curator).root == {world.repo: 1}
+    assert svc.index.open_proposal_counts(top).root == {world.repo: 2}
+    assert svc.index.open_proposal_counts(world.agent).root == {
         world.repo: 2
     }  # its own, cleared for both
-    assert svc.open_proposal_counts(world.reader).root == {}
+    assert svc.index.open_proposal_counts(world.reader).root == {}

@@ -44,10 +44,10 @@ class Linked:
         world.app.reads.configure_ranking({"anchor": 0.3, "replacement": 1})
         self.ingestor = Caller("service:ingest-anchors")
         ingestor, repo = self.ingestor.principal_id, world.repo
-        world.svc.grant(world.admin, ingestor, "ingestor", repo, clearance="confidential")
+        world.svc.admin.grant(world.admin, ingestor, "ingestor", repo, clearance="confidential")
         # a second reader cleared for confidential content
         self.cleared = Caller("user:cleared-reader")
-        world.svc.grant(
+        world.svc.admin.grant(
             world.admin, self.cleared.principal_id, "reader", world.repo, clearance="confidential"
         )
 
@@ -58,13 +58,15 @@ class Linked:
             else:
                 self.git.write(path, content)
         self.git.commit("change")
-        self.w.svc.ingest_backlog(self.ingestor, str(self.git.root), self.w.repo, routing=ROUTING)
+        self.w.svc.ingest.ingest_backlog(
+            self.ingestor, str(self.git.root), self.w.repo, routing=ROUTING
+        )
 
     def eid(self, path: str) -> str:
         return element_id_for(self.w.repo, str(self.git.root.resolve()), path)
 
     def read(self, query: str, caller: Caller | None = None, **fields: Any) -> dict[str, Any]:
-        return self.w.svc.read_context(
+        return self.w.svc.reading.read_context(
             caller or self.w.reader, request(self.w.repo, query, explain=True, **fields)
         )
 

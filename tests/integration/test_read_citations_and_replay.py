@@ -19,7 +19,12 @@ def read(world: World) -> tuple[World, dict, str, str]:
     sop, v1 = world.canonical(title="Testing SOP", body=SOP)
     add_evidence(world.app, world.repo, "notes.md", "# Notes\n\nPhase 2 tests need a preview.\n")
     publish(world)
-    return world, world.svc.read_context(world.agent, request(world.repo, "phase tests")), sop, v1
+    return (
+        world,
+        world.svc.reading.read_context(world.agent, request(world.repo, "phase tests")),
+        sop,
+        v1,
+    )
 
 
 def _citations(out: dict) -> list[dict]:
@@ -28,14 +33,14 @@ def _citations(out: dict) -> list[dict]:
 
 def test_the_contexts_own_citations_all_verify(read) -> None:
     w, out, _, _ = read
-    verdict = w.svc.verify_citations(w.agent, out["context_id"], _citations(out))
+    verdict = w.svc.reading.verify_citations(w.agent, out["context_id"], _citations(out))
     assert verdict["all_valid"]
     assert verdict["valid"] == len(_citations(out)) > 0
 
 
 def test_invented_and_altered_citations_are_rejected(read) -> None:
     w, out, sop, v1 = read
-    p = w.svc.propose(
+    p = w.svc.curation.propose(
         w.agent,
         w.repo,
         element_id=sop,
@@ -43,7 +48,7 @@ def test_invented_and_altered_citations_are_rejected(read) -> None:
         body=SOP + "\nMore.\n",
         summary="more",
     )
-    v2 = w.svc.accept(w.curator, p["proposal_id"])["result_version_id"]
+    v2 = w.svc.review.accept(w.curator, p["proposal_id"])["result_version_id"]
     good = next(c for c in _citations(out) if c["version_id"] == v1)
     other_version = {**good, "version_id": v2}
     shifted = copy.deepcopy(good)
@@ -53,7 +58,7 @@ def test_invented_and_altered_citations_are_rejected(read) -> None:
     invented = {**good, "element_id": "el_" + "0" * 24, "version_id": "ver_" + "0" * 24}
     narrower = copy.deepcopy(good)
     narrower["excerpt"]["end"] -= 1
-    verdict = w.svc.verify_citations(
+    verdict = w.svc.reading.verify_citations(
         w.agent,
         out["context_id"],
         [good, other_version, shifted, wrong_chunk, invented, narrower, 7],
@@ -73,17 +78,17 @@ def test_invented_and_altered_citations_are_rejected(read) -> None:
 
 def test_only_the_reader_or_an_auditor_may_inspect_a_context(read) -> None:
     w, out, _, _ = read
-    assert w.svc.verify_citations(w.auditor, out["context_id"], [])["all_valid"]
+    assert w.svc.reading.verify_citations(w.auditor, out["context_id"], [])["all_valid"]
     for outsider in (w.stranger, w.reader):
         with pytest.raises(NotFound):
-            w.svc.verify_citations(outsider, out["context_id"], [])
+            w.svc.reading.verify_citations(outsider, out["context_id"], [])
     with pytest.raises(NotFound):
-        w.svc.verify_citations(w.agent, "ctx_" + "0" * 24, [])
+        w.svc.reading.verify_citations(w.agent, "ctx_" + "0" * 24, [])
 
 
 def test_replay_reports_no_difference_on_an_unchanged_repository(read) -> None:
     w, out, _, _ = read
-    replay = w.svc.replay(w.agent, out["context_id"])
+    replay = w.svc.reading.replay(w.agent, out["context_id"])
     assert replay["identical"]
     assert replay["differences"] == []
     assert replay["replayed_as"] == w.agent.principal_id
@@ -92,7 +97,7 @@ def test_replay_reports_no_difference_on_an_unchanged_repository(read) -> None:
 
 def test_replay_names_the_changed_item_after_a_promotion(read) -> None:
     w, out, sop, v1 = read
-    p = w.svc.propose(
+    p = w.svc.curation.propose(
         w.agent,
         w.repo,
         element_id=sop,
@@ -100,16 +105,16 @@ def test_replay_names_the_changed_item_after_a_promotion(read) -> None:
         body=SOP.replace("in order", "in order, always"),
         summary="s",
     )
-    v2 = w.svc.accept(w.curator, p["proposal_id"])["result_version_id"]
+    v2 = w.svc.review.accept(w.curator, p["proposal_id"])["result_version_id"]
     publish(w)
-    replay = w.svc.replay(w.auditor, out["context_id"])
+    replay = w.svc.reading.replay(w.auditor, out["context_id"])
     assert not replay["identical"]
     assert replay["replayed_as"] == w.agent.principal_id
     (change,) = replay["differences"]
     assert change["element_id"] == sop
     assert change["change"] == "version_changed"
     assert (change["before_version_id"], change["after_version_id"]) == (v1, v2)
-    pinned = w.svc.replay(w.auditor, out["context_id"], as_recorded=True)
+    pinned = w.svc.reading.replay(w.auditor, out["context_id"], as_recorded=True)
     assert pinned["identical"]
 
 
@@ -136,15 +141,15 @@ def test_replay_names_the_changed_item_after_a_promotion(read) -> None:
 def test_bad_input_gets_a_clear_error(world: World, change: dict, message: str) -> None:
     req = {**request(world.repo, "phase tests"), **change}
     with pytest.raises(InvalidArgument, match=message):
-        world.svc.read_context(world.agent, req)
+        world.svc.reading.read_context(world.agent, req)
 
 
 def test_whoosh_syntax_in_user_text_is_only_words(world: World) -> None:
     world.canonical(title="Secrets", body="# Secrets\n\nRotate the vault keys.\n")
     publish(world)
     for query in ("title:secrets", "vault AND NOT keys", "vau*", "(rotate", '"vault'):
-        out = world.svc.read_context(world.agent, request(world.repo, query))
+        out = world.svc.reading.read_context(world.agent, request(world.repo, query))
         assert isinstance(out["items"], list)
-    hits = world.svc.read_context(world.agent, request(world.repo, "title:nothing OR keys"))
+    hits = world.svc.reading.read_context(world.agent, request(world.repo, "title:nothing OR keys"))
     assert [i["title"] for i in hits["items"]] == ["Secrets"]
-    assert world.svc.read_context(world.agent, request(world.repo, "vau*"))["items"] == []
+    assert world.svc.reading.read_context(world.agent, request(world.repo, "vau*"))["items"] == []

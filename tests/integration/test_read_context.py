@@ -51,7 +51,7 @@ def scenario(world: World) -> tuple[World, str, str, str]:
 
 def test_the_published_sop_comes_first_with_citations_that_slice_its_body(scenario) -> None:
     w, sop, v1, evidence = scenario
-    out = w.svc.read_context(w.agent, request(w.repo, QUERY))
+    out = w.svc.reading.read_context(w.agent, request(w.repo, QUERY))
     first = out["items"][0]
     assert (first["element_id"], first["version_id"], first["source_kind"]) == (
         sop,
@@ -70,8 +70,8 @@ def test_the_published_sop_comes_first_with_citations_that_slice_its_body(scenar
 
 def test_a_new_promotion_is_read_now_and_the_old_version_as_of_before(scenario) -> None:
     w, sop, v1, _ = scenario
-    before = w.svc.read_context(w.agent, request(w.repo, QUERY))
-    proposal = w.svc.propose(
+    before = w.svc.reading.read_context(w.agent, request(w.repo, QUERY))
+    proposal = w.svc.curation.propose(
         w.agent,
         w.repo,
         element_id=sop,
@@ -79,18 +79,20 @@ def test_a_new_promotion_is_read_now_and_the_old_version_as_of_before(scenario) 
         body=SOP.replace("Quarantine", "Quarantine within a day"),
         summary="tighten",
     )
-    v2 = w.svc.accept(w.curator, proposal["proposal_id"])["result_version_id"]
-    assert v1 in versions(w.svc.read_context(w.agent, request(w.repo, QUERY)))  # not published
+    v2 = w.svc.review.accept(w.curator, proposal["proposal_id"])["result_version_id"]
+    assert v1 in versions(
+        w.svc.reading.read_context(w.agent, request(w.repo, QUERY))
+    )  # not published
     publish(w)
-    now = w.svc.read_context(w.agent, request(w.repo, QUERY))
+    now = w.svc.reading.read_context(w.agent, request(w.repo, QUERY))
     assert now["items"][0]["version_id"] == v2
     check_citations_slice_bodies(w, now)
     at = before["selector_used"]["resolved_at"]
-    old = w.svc.read_context(w.agent, request(w.repo, QUERY, as_of=at))
+    old = w.svc.reading.read_context(w.agent, request(w.repo, QUERY, as_of=at))
     assert old["items"][0]["version_id"] == v1
     assert old["selector_used"]["baseline_id"] == before["selector_used"]["baseline_id"]
     assert (
-        w.svc.read_context(w.agent, request(w.repo, QUERY, selector="head"))["items"][0][
+        w.svc.reading.read_context(w.agent, request(w.repo, QUERY, selector="head"))["items"][0][
             "version_id"
         ]
         == v2
@@ -107,7 +109,7 @@ def test_superseded_evidence_ranks_below_its_active_replacement(world: World) ->
         metadata={"status": "superseded", "superseded_by": ["new.md"]},
     )
     new, _ = add_evidence(world.app, world.repo, "new.md", text.replace("announce", "post"))
-    out = world.svc.read_context(
+    out = world.svc.reading.read_context(
         world.agent, request(world.repo, "release checklist", explain=True)
     )
     order = [i["element_id"] for i in out["items"]]
@@ -132,7 +134,7 @@ def test_a_question_spelling_out_an_abbreviation_finds_the_page_that_only_uses_i
         "consumers; outbox before publish.\n",
     )  # fmt: skip
     question = "what does our event-driven architecture require?"
-    out = world.svc.read_context(world.agent, request(world.repo, question, explain=True))
+    out = world.svc.reading.read_context(world.agent, request(world.repo, question, explain=True))
     assert {glossary, rules} <= {i["element_id"] for i in out["items"]}
     (rewrite,) = out["trace"]["query_rewrite"]["abbreviations"]
     assert (rewrite["short"], rewrite["long"], rewrite["added"]) == (
@@ -142,7 +144,9 @@ def test_a_question_spelling_out_an_abbreviation_finds_the_page_that_only_uses_i
     )
     assert rewrite["defined_in"] in {i["version_id"] for i in out["items"]}
     # a question that already uses the short form is not rewritten
-    plain = world.svc.read_context(world.agent, request(world.repo, "EDA rules", explain=True))
+    plain = world.svc.reading.read_context(
+        world.agent, request(world.repo, "EDA rules", explain=True)
+    )
     assert "abbreviations" not in plain["trace"]["query_rewrite"]
 
 
@@ -152,7 +156,9 @@ def test_a_mirrored_section_is_collapsed_into_the_original(world: World) -> None
         world.app, world.repo, "runbook.md", "# Deploy runbook\n\nDeploy it.\n\n" + section + "\n"
     )
     mirror, _ = add_evidence(world.app, world.repo, "quickref.md", "# Quick ref\n\n" + section)
-    out = world.svc.read_context(world.agent, request(world.repo, "rolling back", explain=True))
+    out = world.svc.reading.read_context(
+        world.agent, request(world.repo, "rolling back", explain=True)
+    )
     kept = [i["element_id"] for i in out["items"]]
     assert len({original, mirror} & set(kept)) == 1
     drops = [d for d in out["trace"]["drops"] if d["reason"] == "duplicate"]
@@ -168,13 +174,13 @@ def test_budgets_are_honoured_exactly(world: World) -> None:
             f"n{n}.md",
             f"# Note {n}\n\nThe widget service note number {n}. " + "filler " * 80,
         )
-    out = world.svc.read_context(
+    out = world.svc.reading.read_context(
         world.agent, request(world.repo, "widget", budget={"max_items": 5, "max_chars": 100_000})
     )
     assert len(out["items"]) == 5
     assert out["truncated"]
     for max_chars in (1, 60, 150, 700, 1500):
-        small = world.svc.read_context(
+        small = world.svc.reading.read_context(
             world.agent,
             request(world.repo, "widget", budget={"max_items": 50, "max_chars": max_chars}),
         )
@@ -188,7 +194,9 @@ def test_detail_levels_trade_size_for_completeness(scenario) -> None:
     w, sop, _, _ = scenario
     sizes = {}
     for detail in ("titles", "excerpt", "full"):
-        out = w.svc.read_context(w.agent, request(w.repo, element_ids=[sop], detail_level=detail))
+        out = w.svc.reading.read_context(
+            w.agent, request(w.repo, element_ids=[sop], detail_level=detail)
+        )
         check_citations_slice_bodies(w, out)
         sizes[detail] = len(out["items"][0]["content"])
         if detail == "full":
@@ -196,13 +204,17 @@ def test_detail_levels_trade_size_for_completeness(scenario) -> None:
             assert " ".join(SOP[c["start"] : c["end"]] for c in spans).split() == SOP.split()
             assert out["items"][0]["why_included"] == "direct_fetch"
     assert sizes["titles"] < sizes["excerpt"] < sizes["full"]
-    titles = w.svc.read_context(w.agent, request(w.repo, element_ids=[sop], detail_level="titles"))
+    titles = w.svc.reading.read_context(
+        w.agent, request(w.repo, element_ids=[sop], detail_level="titles")
+    )
     assert titles["items"][0]["content"] == "How we test every change."
 
 
 def test_explain_gives_breakdowns_that_sum_to_the_score_and_a_trace(scenario) -> None:
     w, *_ = scenario
-    out = w.svc.read_context(w.agent, request(w.repo, "title:secret OR phase*", explain=True))
+    out = w.svc.reading.read_context(
+        w.agent, request(w.repo, "title:secret OR phase*", explain=True)
+    )
     for item in out["items"]:
         total = sum(term["contribution"] for term in item["score_breakdown"].values())
         assert abs(total - item["score"]) < 1e-4
@@ -210,14 +222,14 @@ def test_explain_gives_breakdowns_that_sum_to_the_score_and_a_trace(scenario) ->
     assert trace["query_rewrite"]["terms"] == ["title", "secret", "phase"]
     assert trace["filters"]["repositories"] == {w.repo: "internal"}
     assert trace["candidates"]
-    plain = w.svc.read_context(w.agent, request(w.repo, QUERY))
+    plain = w.svc.reading.read_context(w.agent, request(w.repo, QUERY))
     assert plain["trace"] is None
     assert "score_breakdown" not in plain["items"][0]
 
 
 def test_every_response_is_stored_with_who_asked_for_whom_and_why(scenario) -> None:
     w, *_ = scenario
-    out = w.svc.read_context(
+    out = w.svc.reading.read_context(
         w.agent, request(w.repo, QUERY, principal={"purpose": "answer", "on_behalf_of": None})
     )
     with w.app.uow(readonly=True) as uow:
@@ -228,20 +240,20 @@ def test_every_response_is_stored_with_who_asked_for_whom_and_why(scenario) -> N
         w.repo,
     )
     assert json.loads(json.dumps(row["response"])) == out
-    log = w.svc.access_log(w.auditor, w.repo)
+    log = w.svc.history.access_log(w.auditor, w.repo)
     assert any(e["operation"] == "read_context" for e in log)
 
 
 def test_omitting_the_repository_reads_every_readable_repository_of_the_org(world: World) -> None:
     other = world.repo.rsplit("/", 1)[0] + "/docs"
-    world.svc.create_repository(world.admin, other)
-    world.svc.grant(world.admin, world.agent.principal_id, "agent", other)
+    world.svc.admin.create_repository(world.admin, other)
+    world.svc.admin.grant(world.admin, world.agent.principal_id, "agent", other)
     hidden = world.repo.rsplit("/", 1)[0] + "/secret"
-    world.svc.create_repository(world.admin, hidden)
+    world.svc.admin.create_repository(world.admin, hidden)
     a, _ = add_evidence(world.app, world.repo, "a.md", "# Kafka\n\nKafka topics.\n")
     b, _ = add_evidence(world.app, other, "b.md", "# Kafka\n\nKafka consumers.\n")
     add_evidence(world.app, hidden, "c.md", "# Kafka\n\nKafka secrets.\n")
     req = request(world.repo, "kafka")
     req["scope"].pop("repository_id")
-    out = world.svc.read_context(world.agent, req)
+    out = world.svc.reading.read_context(world.agent, req)
     assert {i["element_id"] for i in out["items"]} == {a, b}

@@ -49,12 +49,14 @@ def evaluation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
     tmp = tmp_path_factory.mktemp("eval")
     app = build_app(Settings(home=tmp / "home"), migrate=True)
     w = make_world(app)
-    w.svc.grant(w.admin, INGESTOR.principal_id, "ingestor", w.repo)
-    w.svc.ingest_backlog(INGESTOR, str(committed_copy(EXAMPLES / "backlog", tmp / "src")), w.repo)
+    w.svc.admin.grant(w.admin, INGESTOR.principal_id, "ingestor", w.repo)
+    w.svc.ingest.ingest_backlog(
+        INGESTOR, str(committed_copy(EXAMPLES / "backlog", tmp / "src")), w.repo
+    )
     w.canonical(title="Testing SOP", body=(EXAMPLES / "testing-sop.md").read_text("utf-8"))
     publish(w)
     golden = (EXAMPLES / "golden.jsonl").read_text("utf-8")
-    yield w.svc.evaluate(w.reader, w.repo, golden, k=10)
+    yield w.svc.evaluation.evaluate(w.reader, w.repo, golden, k=10)
     app.close()
 
 
@@ -89,14 +91,14 @@ def test_a_golden_line_with_as_of_reads_the_repository_as_it_was(tmp_path: Path)
     try:
         w = make_world(app)
         before = w.app.clock.now()
-        w.svc.grant(w.admin, INGESTOR.principal_id, "ingestor", w.repo)
+        w.svc.admin.grant(w.admin, INGESTOR.principal_id, "ingestor", w.repo)
         src = committed_copy(EXAMPLES / "backlog", tmp_path / "src")
-        w.svc.ingest_backlog(INGESTOR, str(src), w.repo)
+        w.svc.ingest.ingest_backlog(INGESTOR, str(src), w.repo)
         path = "backlog/000-099/017-testing-phases.md"
         line = {"query": "how do I run phase 0/1/2 tests?", "relevant": {path: 2}}
         then = {**line, "as_of": before.isoformat()}
         lines = [json.dumps(as_json(line)), json.dumps(as_json(then))]
-        result = w.svc.evaluate(w.reader, w.repo, lines, k=10, include_per_query=True)
+        result = w.svc.evaluation.evaluate(w.reader, w.repo, lines, k=10, include_per_query=True)
         now_row, then_row = result["per_query"]
         for name in ("keyword", "full", "full_expanded"):
             assert path in now_row[name]

@@ -9,7 +9,7 @@ from tests.conftest import World
 
 
 def _confidential(world: World) -> tuple[str, str]:
-    out = world.svc.create_element(
+    out = world.svc.elements.create_element(
         world.admin, world.repo, title="Secret", body="# S\n\ns\n", classification="confidential"
     )
     return out["element"]["element_id"], out["version"]["version_id"]
@@ -18,7 +18,7 @@ def _confidential(world: World) -> tuple[str, str]:
 def test_get_version_returns_content_with_chunk_offsets(world: World) -> None:
     body = "# SOP\n\nIntro.\n\n## Steps\n\nDo it.\n"
     _, v1 = world.canonical(title="SOP", body=body)
-    out = world.svc.get_version(world.reader, v1)
+    out = world.svc.reading.get_version(world.reader, v1)
     assert out["version"]["body"] == body
     assert [c["chunk_key"] for c in out["chunks"]] == ["sop", "sop/steps"]
     assert all(body[c["start"] : c["end"]].strip() for c in out["chunks"])
@@ -35,13 +35,13 @@ def test_get_version_hides_unreadable_missing_and_later_versions_alike(world: Wo
         (world.reader, v1, before),
     ):
         with pytest.raises(NotFound, match=f"version {version} not found"):
-            world.svc.get_version(caller, version, as_of)
+            world.svc.reading.get_version(caller, version, as_of)
 
 
 def test_an_erased_version_says_so(world: World) -> None:
     _, v1 = world.canonical(title="PII", body="# PII\n\nmail me\n")
-    world.svc.erase_version(world.admin, v1, "gdpr")
-    out = world.svc.get_version(world.reader, v1)
+    world.svc.erasure.erase_version(world.admin, v1, "gdpr")
+    out = world.svc.reading.get_version(world.reader, v1)
     assert out["version"]["erased"]
     assert out["chunks"] == []
 
@@ -53,14 +53,16 @@ def test_the_neighbourhood_never_walks_into_unreadable_elements(world: World) ->
     c, _ = world.canonical(title="C", body="# C\n\nc\n")
     t0 = world.app.clock.now()
     for src, dst in ((a, hidden), (hidden, c), (a, b)):
-        world.svc.add_relationship(world.admin, src, dst, kind="REFERENCE", type_key="ameide:x")
-    out = world.svc.expand(world.reader, a, hops=2)
+        world.svc.elements.add_relationship(
+            world.admin, src, dst, kind="REFERENCE", type_key="ameide:x"
+        )
+    out = world.svc.reading.expand(world.reader, a, hops=2)
     assert {n["element_id"] for n in out["nodes"]} == {a, b}
     assert all(hidden not in (e["source_element_id"], e["target_element_id"]) for e in out["edges"])
-    cleared = world.svc.expand(world.admin, a, hops=2)
+    cleared = world.svc.reading.expand(world.admin, a, hops=2)
     assert {n["element_id"] for n in cleared["nodes"]} == {a, b, c, hidden}
-    assert world.svc.expand(world.admin, a, hops=2, as_of=t0)["edges"] == []
+    assert world.svc.reading.expand(world.admin, a, hops=2, as_of=t0)["edges"] == []
     with pytest.raises(InvalidArgument):
-        world.svc.expand(world.reader, a, hops=0)
+        world.svc.reading.expand(world.reader, a, hops=0)
     with pytest.raises(NotFound):
-        world.svc.expand(world.reader, hidden)
+        world.svc.reading.expand(world.reader, hidden)

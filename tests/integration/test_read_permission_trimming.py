@@ -102,7 +102,7 @@ def test_permitted_matches_fill_max_items(
     c, svc = corpus, corpus.app.service
     caller = Caller(f"agent:p{secrets.token_hex(5)}", purpose="property")
     for i, role, level in grants:
-        svc.grant(ADMIN, caller.principal_id, role, c.repos[i], level)
+        svc.admin.grant(ADMIN, caller.principal_id, role, c.repos[i], level)
     by_repo = c.read_clearance(grants)
     req = request(
         c.repos[0],
@@ -114,7 +114,7 @@ def test_permitted_matches_fill_max_items(
         req["scope"].pop("repository_id")
     if not (by_repo if org_wide else c.repos[0] in by_repo):
         return
-    out = svc.read_context(caller, req)
+    out = svc.reading.read_context(caller, req)
     in_scope = {d.element_id for d in c.docs if org_wide or d.repo == c.repos[0]}
     permitted = c.readable(grants) & in_scope
     assert len(out["items"]) == min(max_items, len(permitted))
@@ -130,20 +130,20 @@ def test_a_forbidden_element_answers_like_a_missing_one(
 ) -> None:
     c, svc = corpus, corpus.app.service
     caller = Caller(f"agent:p{secrets.token_hex(5)}", purpose="property")
-    svc.grant(ADMIN, caller.principal_id, "reader", c.repos[0], level)
+    svc.admin.grant(ADMIN, caller.principal_id, "reader", c.repos[0], level)
     hidden = [d for d in c.docs if d.element_id not in c.readable(((0, "reader", level),))]
     missing = "el_" + secrets.token_hex(12)
     answers = []
     for element_id in (hidden[0].element_id, missing):
         read = request(c.repos[0], element_ids=[element_id], selector=selector, explain=True)
-        out = as_json(svc.read_context(caller, read))
+        out = as_json(svc.reading.read_context(caller, read))
         out["selector_used"]["resolved_at"] = None
         answers.append(json.dumps({**out, "context_id": None}).replace(element_id, "X"))
     assert answers[0] == answers[1]
     errors = []
     for repo in (c.repos[2], f"{c.org}/nowhere"):
         with pytest.raises(AmeideError) as caught:
-            svc.read_context(caller, {"scope": scope(repo), "query": "zebra"})
+            svc.reading.read_context(caller, {"scope": scope(repo), "query": "zebra"})
         errors.append((caught.value.code, caught.value.message.replace(repo, "R")))
     assert errors[0] == errors[1]
     assert errors[0][0] == "NOT_FOUND"

@@ -43,7 +43,7 @@ class Timeline:
             budget={"max_items": 50},
             **fields,
         )
-        return versions(self.w.svc.read_context(self.w.reader, req))
+        return versions(self.w.svc.reading.read_context(self.w.reader, req))
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def tl(world: World) -> Timeline:
     )
     bl1 = publish(world)
     t_first_publish = app.clock.now()
-    p = svc.propose(
+    p = svc.curation.propose(
         world.agent,
         repo,
         element_id=a,
@@ -69,14 +69,16 @@ def tl(world: World) -> Timeline:
         body="# Alpha\n\nalpha policy two\n",
         summary="two",
     )
-    a2 = svc.accept(world.curator, p["proposal_id"])["result_version_id"]
-    rel = svc.add_relationship(world.curator, a, e, kind="REFERENCE", type_key="ameide:cites")
+    a2 = svc.review.accept(world.curator, p["proposal_id"])["result_version_id"]
+    rel = svc.elements.add_relationship(
+        world.curator, a, e, kind="REFERENCE", type_key="ameide:cites"
+    )
     e2 = new_evidence_version(app, e, "# E\n\nevidence alpha two\n")
     t_linked = app.clock.now()
     t_before_retire = app.clock.now()
-    svc.retire_element(world.curator, b, "obsolete")
+    svc.elements.retire_element(world.curator, b, "obsolete")
     bl2 = publish(world)
-    svc.retire_relationship(world.curator, rel["relationship_id"])
+    svc.elements.retire_relationship(world.curator, rel["relationship_id"])
     t_end = app.clock.now()
     return Timeline(
         world,
@@ -113,7 +115,7 @@ def test_head_skips_retired_elements_as_of_when_they_were_retired(tl: Timeline) 
 def test_baseline_ref_keeps_its_pins_and_demotes_a_retired_one(tl: Timeline) -> None:
     selector = {"kind": "baseline_ref", "baseline_id": tl.bl1}
     assert tl.read(selector) == {tl.a1, tl.b1, tl.e2, tl.f1}
-    out = tl.w.svc.read_context(
+    out = tl.w.svc.reading.read_context(
         tl.w.reader, request(tl.w.repo, "beta policy", selector=selector, explain=True)
     )
     retired = next(i for i in out["items"] if i["element_id"] == tl.b)
@@ -129,11 +131,11 @@ def test_version_ref_selects_exactly_the_listed_versions(tl: Timeline) -> None:
         include_evidence=False,
         budget={"max_items": 50},
     )
-    assert versions(tl.w.svc.read_context(tl.w.reader, req)) == {tl.a1}
+    assert versions(tl.w.svc.reading.read_context(tl.w.reader, req)) == {tl.a1}
     req = request(
         tl.w.repo, selector="version_ref", version_ids=[tl.a1, tl.a2, tl.e1], include_evidence=False
     )
-    assert versions(tl.w.svc.read_context(tl.w.reader, req)) == {tl.a1, tl.a2, tl.e1}
+    assert versions(tl.w.svc.reading.read_context(tl.w.reader, req)) == {tl.a1, tl.a2, tl.e1}
 
 
 def test_evidence_can_be_left_out(tl: Timeline) -> None:
@@ -149,28 +151,28 @@ def test_valid_at_keeps_versions_whose_window_contains_it(tl: Timeline) -> None:
     assert tl.read(valid_at="2025-06-01T00:00:00Z") == {tl.a2, tl.e2}
     assert tl.read(valid_at="2024-12-31T23:59:59Z") == {tl.a2, tl.e2}
     query = request(tl.w.repo, "windowed", valid_at="2026-01-01T00:00:00Z")
-    assert tl.f1 not in versions(tl.w.svc.read_context(tl.w.reader, query))
+    assert tl.f1 not in versions(tl.w.svc.reading.read_context(tl.w.reader, query))
 
 
 def test_keyword_recall_uses_the_selection_on_every_path(tl: Timeline) -> None:
     query = request(tl.w.repo, "alpha", budget={"max_items": 50})
-    assert versions(tl.w.svc.read_context(tl.w.reader, query)) == {tl.a2, tl.e2, tl.f1}
+    assert versions(tl.w.svc.reading.read_context(tl.w.reader, query)) == {tl.a2, tl.e2, tl.f1}
     old = request(
         tl.w.repo, "alpha", as_of=tl.t_first_publish.isoformat(), budget={"max_items": 50}
     )
-    assert versions(tl.w.svc.read_context(tl.w.reader, old)) == {tl.a1, tl.b1, tl.e1, tl.f1}
+    assert versions(tl.w.svc.reading.read_context(tl.w.reader, old)) == {tl.a1, tl.b1, tl.e1, tl.f1}
 
 
 def test_retired_evidence_is_gone_now_but_not_before(tl: Timeline) -> None:
     t = tl.w.app.clock.now()
-    tl.w.svc.retire_element(tl.w.curator, tl.f, "deleted upstream")
+    tl.w.svc.elements.retire_element(tl.w.curator, tl.f, "deleted upstream")
     assert tl.read() == {tl.a2, tl.e2}
     assert tl.read(as_of=t.isoformat()) == {tl.a2, tl.e2, tl.f1}
 
 
 def test_an_erased_version_says_so_and_is_never_matched(tl: Timeline) -> None:
-    tl.w.svc.erase_version(tl.w.admin, tl.e2, "personal data")
-    out = tl.w.svc.read_context(tl.w.reader, request(tl.w.repo, element_ids=[tl.e]))
+    tl.w.svc.erasure.erase_version(tl.w.admin, tl.e2, "personal data")
+    out = tl.w.svc.reading.read_context(tl.w.reader, request(tl.w.repo, element_ids=[tl.e]))
     (item,) = out["items"]
     assert item["version_id"] == tl.e2
     assert item["erased"]
@@ -178,7 +180,7 @@ def test_an_erased_version_says_so_and_is_never_matched(tl: Timeline) -> None:
     assert "erased" in item["content"]
     assert "evidence alpha two" not in out["context_block"]
     query = request(tl.w.repo, "evidence", budget={"max_items": 50})
-    assert tl.e2 not in versions(tl.w.svc.read_context(tl.w.reader, query))
+    assert tl.e2 not in versions(tl.w.svc.reading.read_context(tl.w.reader, query))
 
 
 def test_expansion_follows_relationships_as_they_were(tl: Timeline) -> None:
@@ -190,7 +192,7 @@ def test_expansion_follows_relationships_as_they_were(tl: Timeline) -> None:
             selector="head",
             as_of=as_of.isoformat() if as_of else None,
         )
-        out = tl.w.svc.read_context(tl.w.reader, req)
+        out = tl.w.svc.reading.read_context(tl.w.reader, req)
         return [i for i in out["items"] if i["why_included"] == "relationship_path"]
 
     (then,) = expanded(tl.t_linked)

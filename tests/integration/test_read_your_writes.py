@@ -41,19 +41,21 @@ def _read_your_writes(w: World) -> None:
         start.wait(timeout=30)
         for n in range(ROUNDS):
             word = _word(i, n)
-            p = svc.propose(
+            p = svc.curation.propose(
                 w.agent, w.repo, element_id=element_id, target_version_id=head,
                 body=f"# Note {i}\n\nrevision with {word}\n", summary=f"r{n}",
             )  # fmt: skip
-            head = svc.accept(w.curator, p["proposal_id"])["result_version_id"]
-            items = svc.read_context(w.agent, request(w.repo, word, selector="head"))["items"]
+            head = svc.review.accept(w.curator, p["proposal_id"])["result_version_id"]
+            items = svc.reading.read_context(w.agent, request(w.repo, word, selector="head"))[
+                "items"
+            ]
             if [it["version_id"] for it in items] != [head]:
                 failures.append(f"writer {i} round {n}: read {items!r}, wanted {head}")
 
     def read() -> None:
         start.wait(timeout=30)
         while not done.is_set():
-            svc.read_context(w.reader, request(w.repo, "revision", selector="head"))
+            svc.reading.read_context(w.reader, request(w.repo, "revision", selector="head"))
 
     writers = [threading.Thread(target=write, args=(i,)) for i in range(WRITERS)]
     readers = [threading.Thread(target=read) for _ in range(READERS)]
@@ -65,7 +67,7 @@ def _read_your_writes(w: World) -> None:
     for t in readers:
         t.join(timeout=60)
     assert not failures, failures
-    assert w.svc.index_status(w.admin, catch_up=False)["pending"] >= 0
+    assert w.svc.index.index_status(w.admin, catch_up=False)["pending"] >= 0
 
 
 @pytest.mark.parametrize(
@@ -86,14 +88,16 @@ def test_a_write_returns_before_the_index_applies_it_and_the_lag_is_reported(wor
     indexer.catch_up(wait=True)
     with indexer._lock:  # the background upkeep cannot apply anything meanwhile
         world.canonical("Later", "# Later\n\nlater zebra words\n")
-        status = world.svc.index_status(world.admin, catch_up=False)
+        status = world.svc.index.index_status(world.admin, catch_up=False)
         assert status["pending"] == 1
         assert status["positions_behind"] >= 1
         assert status["oldest_pending_age_seconds"] is not None
         assert status["outbox_head"] == status["last_applied_position"] + status["positions_behind"]
-    items = world.svc.read_context(world.agent, request(world.repo, "zebra", selector="head"))
+    items = world.svc.reading.read_context(
+        world.agent, request(world.repo, "zebra", selector="head")
+    )
     assert [it["title"] for it in items["items"]] == ["Later"]
-    status = world.svc.index_status(world.admin, catch_up=False)
+    status = world.svc.index.index_status(world.admin, catch_up=False)
     assert (status["pending"], status["positions_behind"]) == (0, 0)
     assert status["oldest_pending_age_seconds"] is None
 

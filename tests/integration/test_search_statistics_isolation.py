@@ -19,7 +19,7 @@ QUERY = "deploy rollback canary"
 
 
 def _seen(w: World) -> list[tuple[Any, ...]]:
-    out = w.svc.read_context(w.reader, request(w.repo, QUERY, explain=True))
+    out = w.svc.reading.read_context(w.reader, request(w.repo, QUERY, explain=True))
     return [
         (item["element_id"], item["version_id"], item["score"], repr(item["score_breakdown"]))
         for item in out["items"]

@@ -85,18 +85,20 @@ def _apply(s: Scenario, op: str, writer: App, pick: int) -> None:
         return ids[pick % len(ids)] if ids else None
 
     if op == "create":
-        out = svc.create_element(w.curator, w.repo, title=f"Page {n}", body=f"# Page {n}\n\nx\n")
+        out = svc.elements.create_element(
+            w.curator, w.repo, title=f"Page {n}", body=f"# Page {n}\n\nx\n"
+        )
         s.elements.append(out["element"]["element_id"])
         s.versions.append(out["version"]["version_id"])
     elif op == "accept" and (element := chosen(s.elements)):
         with writer.uow() as uow:
             head = uow.store.get_element(element)
         if head.retired_at is None:
-            proposal = svc.propose(
+            proposal = svc.curation.propose(
                 w.agent, w.repo, element_id=element, target_version_id=head.head_version_id,
                 body=f"# Edit {n}\n\ny\n", summary=f"edit {n}",
             )  # fmt: skip
-            svc.accept(w.curator, proposal["proposal_id"], "ok")
+            svc.review.accept(w.curator, proposal["proposal_id"], "ok")
     elif op in ("evidence", "confidential_evidence"):
         level = "confidential" if op == "confidential_evidence" else "internal"
         element, version = add_evidence(
@@ -115,24 +117,24 @@ def _apply(s: Scenario, op: str, writer: App, pick: int) -> None:
         with writer.uow() as uow:
             live = uow.store.get_element(element).retired_at is None
         if live:
-            svc.retire_element(w.admin, element, "test")
+            svc.elements.retire_element(w.admin, element, "test")
     elif op == "promote" and _has_live_canonical(writer, s.elements):
-        baseline = svc.create_baseline(w.publisher, w.repo)["baseline_id"]
-        svc.promote(w.publisher, baseline, w.repo, "test")
+        baseline = svc.publishing.create_baseline(w.publisher, w.repo)["baseline_id"]
+        svc.publishing.promote(w.publisher, baseline, w.repo, "test")
         s.promotions += 1
     elif op == "rollback" and s.promotions >= 2:
-        svc.rollback(w.publisher, w.repo, reason="test")
+        svc.publishing.rollback(w.publisher, w.repo, reason="test")
         s.promotions += 1
     elif op == "erase" and (version := chosen(s.versions)):
         with writer.uow() as uow:
             erased = uow.store.get_version(version).erased_at is not None
         if not erased:
-            svc.erase_version(w.admin, version, "test erasure")
+            svc.erasure.erase_version(w.admin, version, "test erasure")
     elif op == "grant" and not s.granted:
-        svc.grant(w.admin, s.extra.principal_id, "reader", w.repo, clearance="confidential")
+        svc.admin.grant(w.admin, s.extra.principal_id, "reader", w.repo, clearance="confidential")
         s.granted = True
     elif op == "revoke" and s.granted:
-        svc.revoke(w.admin, s.extra.principal_id, "reader", w.repo)
+        svc.admin.revoke(w.admin, s.extra.principal_id, "reader", w.repo)
         s.granted = False
 
 
@@ -221,7 +223,9 @@ def test_reads_of_the_past_are_never_answered_from_the_current_state(scenario: S
     s = scenario
     app = s.apps[0]
     before = app.clock.now()
-    out = app.service.create_element(s.w.curator, s.w.repo, title="Later", body="# Later\n")
+    out = app.service.elements.create_element(
+        s.w.curator, s.w.repo, title="Later", body="# Later\n"
+    )
     cache = app.reads.selections
     assert isinstance(cache, SelectionCache)
     after = app.clock.now()
@@ -260,14 +264,14 @@ def test_an_erased_version_and_a_revoked_grant_change_what_is_kept(
                 assert version in cache.resolve(uow, perms, req, None).versions
         assert stamps[0] == stamps[1]
         assert cache.hits >= 1
-        app.service.erase_version(w.admin, version, "erasure request")
+        app.service.erasure.erase_version(w.admin, version, "erasure request")
         with app.uow(readonly=True) as uow:
             assert uow.store.selection_stamp() > stamps[0]  # the erasure advanced the stamp
-        read = app.service.read_context(w.reader, req.model_dump(mode="json"))
+        read = app.service.reading.read_context(w.reader, req.model_dump(mode="json"))
         assert all("secret words" not in item["content"] for item in read["items"])
-        app.service.revoke(w.admin, w.reader.principal_id, "reader", w.repo)
+        app.service.admin.revoke(w.admin, w.reader.principal_id, "reader", w.repo)
         with pytest.raises(Exception, match="not found"):
-            app.service.read_context(w.reader, req.model_dump(mode="json"))
+            app.service.reading.read_context(w.reader, req.model_dump(mode="json"))
     finally:
         app.close()
 
@@ -304,8 +308,8 @@ def test_on_postgresql_every_write_advances_the_stamp_at_commit(pg_app: App) -> 
     element, _ = w.canonical(title="Kept", body="# Kept\n")
     second = check()
     assert second > first
-    baseline = w.svc.create_baseline(w.publisher, w.repo)["baseline_id"]
-    w.svc.promote(w.publisher, baseline, w.repo, "test")
+    baseline = w.svc.publishing.create_baseline(w.publisher, w.repo)["baseline_id"]
+    w.svc.publishing.promote(w.publisher, baseline, w.repo, "test")
     assert check() > second
     with pg_app.uow(readonly=True) as uow:
         perms = readable_repositories(pg_app.reads.k.gate, uow, w.reader, req.scope)

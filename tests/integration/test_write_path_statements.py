@@ -110,11 +110,11 @@ def test_a_governed_pair_stays_within_its_statement_budget(sqlite_app: App):
             counted.append(statement)
 
     def pair(n: int) -> str:
-        p = w.svc.propose(
+        p = w.svc.curation.propose(
             w.agent, w.repo, element_id=element_id, target_version_id=head,
             body=f"# Testing SOP\n\nRun it {n} times.\n", summary=f"revision {n}",
         )  # fmt: skip
-        return str(w.svc.accept(w.curator, p["proposal_id"])["result_version_id"])
+        return str(w.svc.review.accept(w.curator, p["proposal_id"])["result_version_id"])
 
     head = pair(0)  # warm: the first of anything may read more
     event.listen(sqlite_app.engine, "before_cursor_execute", count)
@@ -138,11 +138,11 @@ def test_only_versions_an_index_holds_enter_the_outbox(any_app: App):
 
     before = outbox()
     assert (element_id, head) in before
-    p = w.svc.propose(
+    p = w.svc.curation.propose(
         w.agent, w.repo, element_id=element_id, target_version_id=head,
         body="# Testing SOP\n\nRun it twice.\n", summary="twice",
     )  # fmt: skip
     assert outbox() == before  # the proposal's body is no index's business
-    accepted = w.svc.accept(w.curator, p["proposal_id"])
+    accepted = w.svc.review.accept(w.curator, p["proposal_id"])
     # the accepted version, not the decision's
     assert outbox() == [*before, (element_id, accepted["result_version_id"])]

@@ -45,7 +45,9 @@ def accept_race(w: World, rounds: int) -> tuple[str, list[str]]:
     heads = [head]
     with ThreadPoolExecutor(WRITERS) as pool:
         for r in range(1, rounds + 1):
-            propose = partial(svc.propose, w.agent, w.repo, element_id=el, target_version_id=head)
+            propose = partial(
+                svc.curation.propose, w.agent, w.repo, element_id=el, target_version_id=head
+            )
             proposals = list(
                 pool.map(
                     lambda i, r=r, propose=propose: propose(
@@ -54,7 +56,7 @@ def accept_race(w: World, rounds: int) -> tuple[str, list[str]]:
                     range(WRITERS),
                 )
             )
-            outcomes = race(pool, [partial(svc.accept, w.curator, p) for p in proposals])
+            outcomes = race(pool, [partial(svc.review.accept, w.curator, p) for p in proposals])
             winners = [o for o in outcomes if not isinstance(o, Exception)]
             losers = [o for o in outcomes if isinstance(o, Exception)]
             assert len(winners) == 1, f"round {r}: {len(winners)} winners, {outcomes}"
@@ -65,24 +67,24 @@ def accept_race(w: World, rounds: int) -> tuple[str, list[str]]:
 
 
 def assert_linear_history(w: World, el: str, heads: list[str], rounds: int) -> None:
-    versions = w.svc.element_history(w.reader, el)["versions"]
+    versions = w.svc.elements.element_history(w.reader, el)["versions"]
     assert [v["seq"] for v in versions] == list(range(1, rounds + 2))
     assert [v["version_id"] for v in versions] == heads
     for prev, cur in itertools.pairwise(versions):
         assert cur["parent_version_id"] == prev["version_id"]
-    assert w.svc.get_element(w.reader, el)["element"]["head_version_id"] == heads[-1]
-    statuses = [p["status"] for p in w.svc.proposal_list(w.curator, w.repo)]
+    assert w.svc.elements.get_element(w.reader, el)["element"]["head_version_id"] == heads[-1]
+    statuses = [p["status"] for p in w.svc.curation.proposal_list(w.curator, w.repo)]
     assert statuses.count("ACCEPTED") == rounds
     assert statuses.count("OPEN") == rounds * (WRITERS - 1)
     assert len(statuses) == rounds * WRITERS
     accepted_events = [
         e
-        for e in w.svc.history(w.auditor, w.repo, limit=10_000)
+        for e in w.svc.history.history(w.auditor, w.repo, limit=10_000)
         if e["event_type"] == "proposal.accepted"
     ]
     assert len(accepted_events) == rounds
     assert sorted(e["version_id"] for e in accepted_events) == sorted(heads[1:])
-    verdict = w.svc.verify_audit(w.auditor, w.repo)
+    verdict = w.svc.history.verify_audit(w.auditor, w.repo)
     assert verdict["ok"] is True, verdict
 
 
@@ -91,28 +93,30 @@ def promotion_race(w: World, rounds: int, racers: int) -> None:
     different baselines at once (each promotion is conditional on what its publisher saw)."""
     svc = w.svc
     w.canonical()
-    first = svc.create_baseline(w.publisher, w.repo, name="first")["baseline_id"]
-    svc.promote(w.publisher, first)
+    first = svc.publishing.create_baseline(w.publisher, w.repo, name="first")["baseline_id"]
+    svc.publishing.promote(w.publisher, first)
     with ThreadPoolExecutor(racers) as pool:
         for r in range(rounds):
             baselines = [
-                svc.create_baseline(w.publisher, w.repo, name=f"r{r}b{i}")["baseline_id"]
+                svc.publishing.create_baseline(w.publisher, w.repo, name=f"r{r}b{i}")["baseline_id"]
                 for i in range(racers)
             ]
-            seen = svc.published(w.reader, w.repo)["baseline_id"]
-            promote = partial(svc.promote, w.publisher, reason="race", expected_baseline_id=seen)
+            seen = svc.publishing.published(w.reader, w.repo)["baseline_id"]
+            promote = partial(
+                svc.publishing.promote, w.publisher, reason="race", expected_baseline_id=seen
+            )
             outcomes = race(pool, [partial(promote, b) for b in baselines])
             winners = [o for o in outcomes if not isinstance(o, Exception)]
             assert len(winners) == 1, f"round {r}: {outcomes}"
             assert all(isinstance(o, Conflict) for o in outcomes if isinstance(o, Exception))
-            assert svc.published(w.reader, w.repo)["baseline_id"] == winners[0]["to"]
+            assert svc.publishing.published(w.reader, w.repo)["baseline_id"] == winners[0]["to"]
 
-    moves = svc.published(w.reader, w.repo)["moves"]
+    moves = svc.publishing.published(w.reader, w.repo)["moves"]
     assert len(moves) == rounds + 1
     assert (moves[0]["from"], moves[0]["to"]) == (None, first)
     for prev, cur in itertools.pairwise(moves):
         assert cur["from"] == prev["to"]
-    assert svc.published(w.reader, w.repo)["baseline_id"] == moves[-1]["to"]
+    assert svc.publishing.published(w.reader, w.repo)["baseline_id"] == moves[-1]["to"]
     with w.app.engine.connect() as conn:
         rows = conn.execute(
             sa.select(sa.func.count()).where(t.pointer_moves.c.repo_key == w.repo)
@@ -125,12 +129,12 @@ def promotion_race(w: World, rounds: int, racers: int) -> None:
     assert rows == rounds + 1
     assert revision == rounds + 1
     pointer_events = [
-        e for e in svc.history(w.auditor, w.repo) if e["event_type"] == "pointer.moved"
+        e for e in svc.history.history(w.auditor, w.repo) if e["event_type"] == "pointer.moved"
     ]
     assert [(e["payload"]["from"], e["payload"]["to"]) for e in pointer_events] == [
         (m["from"], m["to"]) for m in moves
     ]
-    assert svc.verify_audit(w.auditor, w.repo)["ok"] is True
+    assert svc.history.verify_audit(w.auditor, w.repo)["ok"] is True
 
 
 @pytest.mark.postgres
@@ -167,7 +171,7 @@ def test_racing_repeats_of_one_client_request_id_open_one_proposal(pg_app: App):
     svc = w.svc
     el, v1 = w.canonical()
     propose = partial(
-        svc.propose,
+        svc.curation.propose,
         w.agent,
         w.repo,
         body="# Race\n\nsame request\n",
@@ -183,7 +187,7 @@ def test_racing_repeats_of_one_client_request_id_open_one_proposal(pg_app: App):
     for o in outcomes:
         # Later repeats are replays; one racing the original loses with a typed, retryable error.
         assert isinstance(o, Conflict) or o["proposal_id"] == opened[0]["proposal_id"], o
-    assert [p["proposal_id"] for p in svc.proposal_list(w.curator, w.repo)] == [
+    assert [p["proposal_id"] for p in svc.curation.proposal_list(w.curator, w.repo)] == [
         opened[0]["proposal_id"]
     ]
     again = propose()
@@ -208,7 +212,7 @@ def test_an_erasure_does_not_wait_for_rows_being_written_that_reference_the_vers
             .with_for_update(key_share=True, read=True)
         )
         with ThreadPoolExecutor(1) as pool:
-            erasing = pool.submit(w.svc.erase_version, w.admin, v, "gdpr")
+            erasing = pool.submit(w.svc.erasure.erase_version, w.admin, v, "gdpr")
             try:
                 tomb = erasing.result(timeout=20)
             finally:

@@ -60,15 +60,17 @@ def shelf() -> Shelf:
     """One repository with an internal and a confidential element, readers on both levels."""
     db, clock = FakeDatabase(), SteppingClock()
     svc, _ = compose(db.uow, clock)
-    svc.bootstrap_admin(ADMIN.principal_id)
-    svc.create_repository(ADMIN, REPO)
-    svc.grant(ADMIN, CURATOR.principal_id, "curator", REPO, "confidential")
-    svc.grant(ADMIN, PUBLISHER.principal_id, "publisher", REPO, "confidential")
-    svc.grant(ADMIN, AGENT.principal_id, "agent", REPO)
-    svc.grant(ADMIN, READER.principal_id, "reader", REPO)
-    svc.grant(ADMIN, CLEARED.principal_id, "reader", REPO, "confidential")
-    shown = svc.create_element(CURATOR, REPO, title="Runbook", body="# Runbook\n\nRestart it.\n")
-    secret = svc.create_element(
+    svc.admin.bootstrap_admin(ADMIN.principal_id)
+    svc.admin.create_repository(ADMIN, REPO)
+    svc.admin.grant(ADMIN, CURATOR.principal_id, "curator", REPO, "confidential")
+    svc.admin.grant(ADMIN, PUBLISHER.principal_id, "publisher", REPO, "confidential")
+    svc.admin.grant(ADMIN, AGENT.principal_id, "agent", REPO)
+    svc.admin.grant(ADMIN, READER.principal_id, "reader", REPO)
+    svc.admin.grant(ADMIN, CLEARED.principal_id, "reader", REPO, "confidential")
+    shown = svc.elements.create_element(
+        CURATOR, REPO, title="Runbook", body="# Runbook\n\nRestart it.\n"
+    )
+    secret = svc.elements.create_element(
         CURATOR,
         REPO,
         title="Merger plan",
@@ -88,7 +90,7 @@ def shelf() -> Shelf:
 
 def _by_ids(shelf: Shelf, caller: Caller, *element_ids: str, **fields: Any) -> dict[str, Any]:
     fields.setdefault("selector", "head")
-    return shelf.svc.read_context(
+    return shelf.svc.reading.read_context(
         caller, request(REPO, element_ids=list(element_ids), explain=True, **fields)
     )
 
@@ -165,13 +167,13 @@ def test_listed_versions_are_trimmed_by_clearance_and_as_of(shelf: Shelf) -> Non
         (READER, before, {shelf.open_v1}),  # v2 was recorded later
         (CLEARED, before, {shelf.open_v1, shelf.secret_v1}),
     ):
-        out = shelf.svc.read_context(caller, request(REPO, selector=listed, as_of=as_of))
+        out = shelf.svc.reading.read_context(caller, request(REPO, selector=listed, as_of=as_of))
         assert versions(out) == seen
 
 
 def _edit(shelf: Shelf, body: str) -> str:
     """A second version of the internal element (proposed and accepted); its id."""
-    opened = shelf.svc.propose(
+    opened = shelf.svc.curation.propose(
         AGENT,
         REPO,
         body=body,
@@ -179,14 +181,14 @@ def _edit(shelf: Shelf, body: str) -> str:
         element_id=shelf.open_id,
         target_version_id=shelf.open_v1,
     )
-    return str(shelf.svc.accept(CURATOR, opened["proposal_id"])["result_version_id"])
+    return str(shelf.svc.review.accept(CURATOR, opened["proposal_id"])["result_version_id"])
 
 
 def test_published_reads_the_pinned_version_and_head_the_newest(shelf: Shelf) -> None:
     nothing_published = _by_ids(shelf, CLEARED, shelf.open_id, selector="published")
     assert nothing_published["items"] == []
-    baseline = shelf.svc.create_baseline(PUBLISHER, REPO)["baseline_id"]
-    shelf.svc.promote(PUBLISHER, baseline, REPO)
+    baseline = shelf.svc.publishing.create_baseline(PUBLISHER, REPO)["baseline_id"]
+    shelf.svc.publishing.promote(PUBLISHER, baseline, REPO)
     promoted = _resolved(_by_ids(shelf, CLEARED, shelf.open_id))
     v2 = _edit(shelf, "# Runbook\n\nRestart it, then page.\n")
 
@@ -211,8 +213,8 @@ def test_as_of_before_a_baseline_existed_is_refused_and_before_a_promotion_is_em
     shelf: Shelf,
 ) -> None:
     before = _resolved(_by_ids(shelf, READER, shelf.open_id))
-    baseline = shelf.svc.create_baseline(PUBLISHER, REPO)["baseline_id"]
-    shelf.svc.promote(PUBLISHER, baseline, REPO)
+    baseline = shelf.svc.publishing.create_baseline(PUBLISHER, REPO)["baseline_id"]
+    shelf.svc.publishing.promote(PUBLISHER, baseline, REPO)
 
     then = _by_ids(shelf, READER, shelf.open_id, selector="published", as_of=before)
     assert then["items"] == []
@@ -238,9 +240,9 @@ def test_as_of_before_a_baseline_existed_is_refused_and_before_a_promotion_is_em
 def test_head_skips_a_retired_element_as_of_when_it_was_retired_and_a_baseline_flags_it(
     shelf: Shelf,
 ) -> None:
-    baseline = shelf.svc.create_baseline(PUBLISHER, REPO)["baseline_id"]
+    baseline = shelf.svc.publishing.create_baseline(PUBLISHER, REPO)["baseline_id"]
     before = _resolved(_by_ids(shelf, READER, shelf.open_id))
-    shelf.svc.retire_element(CURATOR, shelf.open_id, "obsolete")
+    shelf.svc.elements.retire_element(CURATOR, shelf.open_id, "obsolete")
     after = _resolved(_by_ids(shelf, READER, shelf.open_id))
 
     assert _by_ids(shelf, READER, shelf.open_id)["items"] == []
@@ -290,20 +292,26 @@ def test_a_version_written_above_its_elements_level_needs_that_clearance(shelf: 
     assert hidden["trace"]["filters"]["selected_versions"] == {"CANONICAL": 1}  # not counted
     assert "Salaries" not in json.dumps(as_json(hidden))
     listed = {"kind": "version_ref", "version_ids": [version_id]}
-    assert shelf.svc.read_context(READER, request(REPO, selector=listed))["items"] == []
+    assert shelf.svc.reading.read_context(READER, request(REPO, selector=listed))["items"] == []
 
     shown = _by_ids(shelf, CLEARED, shelf.open_id, element_id)
     assert versions(shown) == {shelf.open_v1, version_id}
     assert shown["trace"]["filters"]["selected_versions"]["INGESTED_EVIDENCE"] == 1
-    assert versions(shelf.svc.read_context(CLEARED, request(REPO, selector=listed))) == {version_id}
+    assert versions(shelf.svc.reading.read_context(CLEARED, request(REPO, selector=listed))) == {
+        version_id
+    }
 
 
 def test_expansion_never_walks_into_an_element_the_reader_may_not_read(shelf: Shelf) -> None:
-    beyond = shelf.svc.create_element(CURATOR, REPO, title="Pager", body="# Pager\n\nCall.\n")
+    beyond = shelf.svc.elements.create_element(
+        CURATOR, REPO, title="Pager", body="# Pager\n\nCall.\n"
+    )
     beyond_id = beyond["element"]["element_id"]
     unrelated = _resolved(_by_ids(shelf, CLEARED, shelf.open_id))
     for src, dst in ((shelf.open_id, shelf.secret_id), (shelf.secret_id, beyond_id)):
-        shelf.svc.add_relationship(CURATOR, src, dst, kind="REFERENCE", type_key="ameide:x")
+        shelf.svc.elements.add_relationship(
+            CURATOR, src, dst, kind="REFERENCE", type_key="ameide:x"
+        )
     expand = {"hops": 2}
 
     trimmed = _by_ids(shelf, READER, shelf.open_id, expand=expand)
@@ -328,12 +336,12 @@ def test_a_stored_context_verifies_replays_and_loses_erased_text(shelf: Shelf) -
     out = _by_ids(shelf, READER, shelf.open_id)
     citations = out["items"][0]["citations"]
 
-    assert shelf.svc.verify_citations(READER, out["context_id"], citations)["all_valid"]
+    assert shelf.svc.reading.verify_citations(READER, out["context_id"], citations)["all_valid"]
     with pytest.raises(NotFound):  # another reader cannot inspect it
-        shelf.svc.verify_citations(CLEARED, out["context_id"], citations)
-    assert shelf.svc.replay(READER, out["context_id"])["identical"] is True
+        shelf.svc.reading.verify_citations(CLEARED, out["context_id"], citations)
+    assert shelf.svc.reading.replay(READER, out["context_id"])["identical"] is True
 
-    shelf.svc.erase_version(ADMIN, shelf.open_v1, "gdpr")
+    shelf.svc.erasure.erase_version(ADMIN, shelf.open_v1, "gdpr")
     stored = shelf.db.state.read_contexts[out["context_id"]]["response"]
     assert stored["items"][0]["version_id"] == shelf.open_v1
     assert "Restart it." not in json.dumps(as_json(stored))

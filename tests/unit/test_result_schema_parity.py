@@ -14,7 +14,7 @@ from ameide_proto.v1 import governance_pb2 as g
 from ameide_proto.v1 import knowledge_pb2 as k
 from ameide_proto.v1 import projection_pb2 as p
 from service import results as r
-from service.app import MemoryService, operations
+from service.app import operations, use_case
 from service.reading import results as rr
 
 # result model → (proto message, {result field: proto field} where protobuf renames one)
@@ -105,12 +105,12 @@ MCP_TOOLS = {
 # REST answers a page's rows and puts its cursors in headers
 REST_ROWS = {"proposal_list": "proposal_page", "history": "history_page"}
 REST_MODULES = (
-    "rest_admin",
-    "rest_audit",
-    "rest_curation",
-    "rest_knowledge",
-    "rest_publishing",
-    "rest_read",
+    "admin",
+    "audit",
+    "curation",
+    "knowledge",
+    "publishing",
+    "read",
 )
 
 
@@ -135,8 +135,16 @@ def _model_schema(model: type[BaseModel]) -> Any:
     return _inline(schema, schema.get("$defs", {}), "#/$defs/")
 
 
+# REST's and MCP's operation ids are the use cases' names; the token registry's carry its noun
+FLAT = {name.split(".")[1]: name for name in operations() if not name.startswith("tokens.")} | {
+    "create_token": "tokens.create",
+    "revoke_token": "tokens.revoke",
+    "list_tokens": "tokens.list_tokens",
+}
+
+
 def _returned(operation: str) -> Any:
-    return get_type_hints(vars(MemoryService)[operation].method)["return"]
+    return get_type_hints(use_case(FLAT[operation]))["return"]
 
 
 @pytest.fixture(scope="module")
@@ -178,10 +186,10 @@ def test_every_rest_response_model_is_the_operations_return_type() -> None:
 
     from fastapi.routing import APIRoute
 
-    names = set(operations())
+    names = set(FLAT)
     checked = 0
     for module in REST_MODULES:
-        for route in importlib.import_module(f"server.{module}").router.routes:
+        for route in importlib.import_module(f"server.rest.{module}").router.routes:
             if not isinstance(route, APIRoute) or route.operation_id not in names:
                 continue
             returned = _returned(REST_ROWS.get(route.operation_id, route.operation_id))

@@ -36,16 +36,16 @@ def home() -> Home:
     """A repository with a curator, an agent and one canonical element, in memory."""
     db = FakeDatabase()
     svc, _ = compose(db.uow, Clock())
-    svc.bootstrap_admin(ADMIN.principal_id)
-    svc.create_repository(ADMIN, REPO)
-    svc.grant(ADMIN, CURATOR.principal_id, "curator", REPO)
-    svc.grant(ADMIN, AGENT.principal_id, "agent", REPO)
-    out = svc.create_element(CURATOR, REPO, title="Testing SOP", body=SOP_V1)
+    svc.admin.bootstrap_admin(ADMIN.principal_id)
+    svc.admin.create_repository(ADMIN, REPO)
+    svc.admin.grant(ADMIN, CURATOR.principal_id, "curator", REPO)
+    svc.admin.grant(ADMIN, AGENT.principal_id, "agent", REPO)
+    out = svc.elements.create_element(CURATOR, REPO, title="Testing SOP", body=SOP_V1)
     return Home(db, svc, out["element"]["element_id"], out["version"]["version_id"])
 
 
 def test_an_accepted_proposal_moves_the_head_and_is_audited(home: Home) -> None:
-    opened = home.svc.propose(
+    opened = home.svc.curation.propose(
         AGENT,
         REPO,
         body=SOP_V2,
@@ -55,9 +55,11 @@ def test_an_accepted_proposal_moves_the_head_and_is_audited(home: Home) -> None:
     )
     assert (opened["status"], opened["target_version_id"]) == ("OPEN", home.v1)
 
-    accepted = home.svc.accept(CURATOR, opened["proposal_id"], rationale="matches the runbook")
+    accepted = home.svc.review.accept(
+        CURATOR, opened["proposal_id"], rationale="matches the runbook"
+    )
 
-    shown = home.svc.get_element(CURATOR, home.element_id)
+    shown = home.svc.elements.get_element(CURATOR, home.element_id)
     assert shown["element"]["head_version_id"] == accepted["result_version_id"]
     assert (shown["version"]["seq"], shown["version"]["body"]) == (2, SOP_V2)
     assert shown["version"]["parent_version_id"] == home.v1
@@ -69,7 +71,7 @@ def test_an_accepted_proposal_moves_the_head_and_is_audited(home: Home) -> None:
 def test_accepting_a_proposal_that_loses_the_race_for_the_head_is_refused_and_writes_nothing(
     home: Home,
 ) -> None:
-    opened = home.svc.propose(
+    opened = home.svc.curation.propose(
         AGENT,
         REPO,
         body=SOP_V2,
@@ -86,7 +88,7 @@ def test_accepting_a_proposal_that_loses_the_race_for_the_head_is_refused_and_wr
 
     home.db.before_cas = concurrent_writer
     with pytest.raises(StaleProposal) as lost:
-        home.svc.accept(CURATOR, opened["proposal_id"])
+        home.svc.review.accept(CURATOR, opened["proposal_id"])
     home.db.before_cas = None
 
     assert lost.value.details["current_head_version_id"] == "ver_" + "0" * 24
@@ -96,7 +98,7 @@ def test_accepting_a_proposal_that_loses_the_race_for_the_head_is_refused_and_wr
 
 
 def _propose(home: Home, body: str, summary: str) -> dict[str, object]:
-    return home.svc.propose(
+    return home.svc.curation.propose(
         AGENT,
         REPO,
         body=body,
@@ -109,10 +111,10 @@ def _propose(home: Home, body: str, summary: str) -> dict[str, object]:
 def test_rebasing_a_stale_proposal_over_a_conflicting_change_marks_the_conflict(home: Home) -> None:
     first = _propose(home, "# Testing SOP\n\nRun phase 0, then phase 1.\n", "phase 1")
     second = _propose(home, "# Testing SOP\n\nRun phase 0 twice.\n", "twice")
-    home.svc.accept(CURATOR, str(first["proposal_id"]))
-    assert home.svc.proposal_show(AGENT, str(second["proposal_id"]))["stale"] is True
+    home.svc.review.accept(CURATOR, str(first["proposal_id"]))
+    assert home.svc.curation.proposal_show(AGENT, str(second["proposal_id"]))["stale"] is True
 
-    rebased = home.svc.rebase(AGENT, str(second["proposal_id"]))
+    rebased = home.svc.review.rebase(AGENT, str(second["proposal_id"]))
 
     assert rebased["has_conflicts"] is True
     assert rebased["rebased_from"] == second["proposal_id"]
@@ -122,17 +124,17 @@ def test_rebasing_a_stale_proposal_over_a_conflicting_change_marks_the_conflict(
     kinds = [e.event_type for e in home.db.events if e.proposal_id == second["proposal_id"]]
     assert kinds[-1] == "proposal.rebased"
     with pytest.raises(ProposalConflicted):
-        home.svc.accept(CURATOR, str(rebased["proposal_id"]))
+        home.svc.review.accept(CURATOR, str(rebased["proposal_id"]))
 
 
 def test_a_promotion_that_loses_the_race_for_the_published_pointer_changes_nothing(
     home: Home,
 ) -> None:
     publisher = Caller("user:publisher", purpose="publish")
-    home.svc.grant(ADMIN, publisher.principal_id, "publisher", REPO)
-    first = home.svc.create_baseline(publisher, REPO)["baseline_id"]
-    second = home.svc.create_baseline(publisher, REPO)["baseline_id"]
-    home.svc.promote(publisher, first, REPO)
+    home.svc.admin.grant(ADMIN, publisher.principal_id, "publisher", REPO)
+    first = home.svc.publishing.create_baseline(publisher, REPO)["baseline_id"]
+    second = home.svc.publishing.create_baseline(publisher, REPO)["baseline_id"]
+    home.svc.publishing.promote(publisher, first, REPO)
     committed = home.db.commits
 
     def concurrent_promotion(state: FakeState, key: str) -> None:
@@ -142,11 +144,14 @@ def test_a_promotion_that_loses_the_race_for_the_published_pointer_changes_nothi
 
     home.db.before_cas = concurrent_promotion
     with pytest.raises(Conflict, match="another promotion"):
-        home.svc.promote(publisher, second, REPO)
+        home.svc.publishing.promote(publisher, second, REPO)
     home.db.before_cas = None
 
     assert home.db.commits == committed
     assert home.db.state.pointers[REPO][0] == first
     with pytest.raises(Conflict, match="not "):  # what the caller saw is no longer published
-        home.svc.promote(publisher, second, REPO, expected_baseline_id=second)
-    assert home.svc.promote(publisher, second, REPO, expected_baseline_id=first)["to"] == second
+        home.svc.publishing.promote(publisher, second, REPO, expected_baseline_id=second)
+    assert (
+        home.svc.publishing.promote(publisher, second, REPO, expected_baseline_id=first)["to"]
+        == second
+    )

@@ -1,32 +1,52 @@
-"""The service's shape (issue 15): a facade of operations over use-case groups that are composed,
-not inherited; small use cases and modules. These fail the moment a mixin chain, a plumbing
-method on the facade, a 100-line use case or a 500-line module comes back."""
+"""The service's shape (issues 15 and 29): use-case groups that are composed, not inherited, each a
+plain attribute of ``MemoryService``; capability rooms of at most 15 modules; small use cases
+and modules. These fail the moment a mixin chain, a forwarding facade, a flat folder, a
+100-line use case or a 500-line module comes back."""
 
 from __future__ import annotations
 
 import ast
-import inspect
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
-from service.app import MemoryService, Op, operations
+from service.app import MemoryService, operations
 
-SERVICE = Path(__file__).resolve().parents[2] / "service"
-MODULES = sorted(SERVICE.glob("*.py"))
+ROOT = Path(__file__).resolve().parents[2]
+SERVICE = ROOT / "service"
+MODULES = sorted(SERVICE.rglob("*.py"))
+MAX_MODULES_PER_FOLDER = 15
 MAX_FUNCTION_LINES = 60
 MAX_MODULE_LINES = 400
 
 
-def test_the_facade_exposes_operations_only() -> None:
-    public = {name for name in dir(MemoryService) if not name.startswith("_")}
-    names = set(operations())
-    assert public == names
+def test_the_service_is_its_use_case_groups_as_plain_attributes() -> None:
+    """No descriptor, no forwarding method: ``svc.curation.propose`` is ``Curation.propose``, so
+    go-to-definition from an adapter lands on the use case."""
+    public = {name for name in vars(MemoryService) if not name.startswith("_")}
+    assert public <= {f.name for f in fields(MemoryService)} | {"__dataclass_fields__"}
+    names = operations()
     assert len(names) >= 50
     for name in names:
-        op = vars(MemoryService)[name]
-        assert isinstance(op, Op)
-        assert op.__doc__, f"{name} has no docstring"  # --help and docs read it
+        group, method = name.split(".")
+        cls = next(f.type for f in fields(MemoryService) if f.name == group)
+        cls = cls if isinstance(cls, type) else vars(__import__("service.app").app)[cls]
+        use_case = vars(cls)[method]
+        assert use_case.__doc__, f"{name} has no docstring"  # --help and docs read it
+        # every public use case refuses an undelegated "on behalf of" first
+        assert getattr(use_case, "__wrapped__", None) is not None, f"{name} is not @acting"
+
+
+@pytest.mark.parametrize("root", ["service", "server"])
+def test_no_folder_holds_more_than_fifteen_modules(root: str) -> None:
+    crowded = {
+        str(folder.relative_to(ROOT)): n
+        for folder in [ROOT / root, *(p for p in (ROOT / root).rglob("*") if p.is_dir())]
+        if (n := len([m for m in folder.glob("*.py") if m.name != "__init__.py"]))
+        > MAX_MODULES_PER_FOLDER
+    }
+    assert crowded == {}
 
 
 def _classes() -> list[tuple[Path, ast.ClassDef]]:
@@ -60,7 +80,7 @@ def test_no_service_class_inherits_another_service_class() -> None:
     assert {"Curation", "Review", "Reading", "Gate"} <= service_classes  # the rule has teeth
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SERVICE)))
 def test_modules_and_use_cases_stay_small(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     assert len(text.splitlines()) <= MAX_MODULE_LINES
@@ -74,15 +94,13 @@ def test_modules_and_use_cases_stay_small(path: Path) -> None:
     assert long == []
 
 
-def test_every_operation_is_its_use_case_bound_to_the_group_that_owns_it() -> None:
+def test_every_group_is_the_use_case_object_runtime_builds() -> None:
     from runtime.compose import compose
     from service.clock import Clock
 
     service, _ = compose(lambda **_: None, Clock())  # type: ignore[arg-type,return-value]
     for name in operations():
-        op = vars(MemoryService)[name]
-        bound = getattr(service, name).__wrapped__  # under the facade's delegation check
-        assert bound.__func__ is op.method, name
-        assert type(bound.__self__).__name__ == op.method.__qualname__.split(".")[0], name
-        expected = list(inspect.signature(op.method).parameters)[1:]
-        assert list(inspect.signature(bound).parameters) == expected, name
+        group, method = name.split(".")
+        bound = getattr(getattr(service, group), method)
+        assert type(bound.__self__).__name__ == type(getattr(service, group)).__name__, name
+        assert bound.__func__ is vars(type(getattr(service, group)))[method], name

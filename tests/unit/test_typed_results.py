@@ -11,16 +11,16 @@ import textwrap
 
 import pytest
 
-from service.app import MemoryService, Op, operations
+from service.app import operations, use_case
 
 UNTYPED = {"dict", "Dict", "Any", "Mapping", "MutableMapping", "object"}
 
 
-def _return_annotation(op: Op) -> str:  # type: ignore[type-arg]
-    source = textwrap.dedent(inspect.getsource(op.method))
+def _return_annotation(operation: str) -> str:
+    source = textwrap.dedent(inspect.getsource(use_case(operation)))
     node = ast.parse(source).body[0]
     assert isinstance(node, ast.FunctionDef)
-    assert node.returns is not None, f"{op.method.__qualname__} has no return annotation"
+    assert node.returns is not None, f"{operation} has no return annotation"
     return ast.unparse(node.returns)
 
 
@@ -34,7 +34,7 @@ def _untyped_names(annotation: str) -> set[str]:
 def test_no_operation_returns_a_dict_or_any() -> None:
     offenders = {}
     for name in operations():
-        annotation = _return_annotation(vars(MemoryService)[name])
+        annotation = _return_annotation(name)
         if _untyped_names(annotation):
             offenders[name] = annotation
     assert offenders == {}

@@ -32,7 +32,7 @@ def _read(settings: Settings, explain: bool = True) -> tuple[dict, bool]:
         publish(w)
         if app.semantic is not None:
             app.semantic.build()
-        return w.svc.read_context(w.reader, request(w.repo, MISMATCH, explain=explain)), (
+        return w.svc.reading.read_context(w.reader, request(w.repo, MISMATCH, explain=explain)), (
             app.semantic is not None
         )
     finally:

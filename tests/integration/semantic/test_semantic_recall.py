@@ -42,7 +42,7 @@ def _world(app: App) -> tuple[World, dict[str, str]]:
     ids = {title: w.canonical(title, body)[0] for title, body in DOCS.items()}
     for role in ("curator", "publisher"):
         principal = getattr(w, role).principal_id
-        w.svc.grant(w.admin, principal, role, w.repo, clearance="restricted")
+        w.svc.admin.grant(w.admin, principal, role, w.repo, clearance="restricted")
     ids[SECRET[0]] = w.canonical(*SECRET, classification="restricted")[0]
     publish(w)
     return w, ids
@@ -60,14 +60,14 @@ def test_meaning_finds_what_keywords_miss_inside_the_callers_clearance(
     assert w.app.semantic is not None
     w.app.semantic.build()
     public = Caller("user:public-reader")
-    svc.grant(w.admin, public.principal_id, "reader", w.repo, clearance="public")
+    svc.admin.grant(w.admin, public.principal_id, "reader", w.repo, clearance="public")
     cleared = Caller("user:cleared-reader")
-    svc.grant(w.admin, cleared.principal_id, "reader", w.repo, clearance="restricted")
+    svc.admin.grant(w.admin, cleared.principal_id, "reader", w.repo, clearance="restricted")
 
     keyword_only = w.app.reads.run_read(w.reader, _req(w, MISMATCH), semantic=False)
     assert "Remote workspaces" not in _titles(keyword_only)
 
-    hybrid = svc.read_context(w.reader, request(w.repo, MISMATCH, explain=True))
+    hybrid = svc.reading.read_context(w.reader, request(w.repo, MISMATCH, explain=True))
     first = hybrid["items"][0]
     assert first["title"] == "Remote workspaces"
     assert first["why_included"] == "semantic_match"
@@ -77,8 +77,8 @@ def test_meaning_finds_what_keywords_miss_inside_the_callers_clearance(
     assert semantic["embedded_versions"] == semantic["selected_versions"] == 3  # not the secret
 
     # trimming happens before fusion: the restricted page never appears below its clearance
-    assert SECRET[0] not in _titles(svc.read_context(public, request(w.repo, MISMATCH)))
-    assert SECRET[0] in _titles(svc.read_context(cleared, request(w.repo, MISMATCH)))
+    assert SECRET[0] not in _titles(svc.reading.read_context(public, request(w.repo, MISMATCH)))
+    assert SECRET[0] in _titles(svc.reading.read_context(cleared, request(w.repo, MISMATCH)))
 
 
 def test_versions_not_embedded_yet_are_ranked_by_keywords_and_explain_says_so(
@@ -89,7 +89,7 @@ def test_versions_not_embedded_yet_are_ranked_by_keywords_and_explain_says_so(
     semantic_app.semantic.upkeep.close()  # no background embedding: no vectors until build()
     w, _ = _world(semantic_app)
 
-    before = svc.read_context(w.reader, request(w.repo, "supplier invoices", explain=True))
+    before = svc.reading.read_context(w.reader, request(w.repo, "supplier invoices", explain=True))
     assert _titles(before)[0] == "Invoice approvals"
     assert before["trace"]["semantic"]["embedded_versions"] == 0
     assert all(c["semantic_score"] is None for c in before["trace"]["candidates"])
@@ -100,7 +100,7 @@ def test_versions_not_embedded_yet_are_ranked_by_keywords_and_explain_says_so(
     status = w.app.semantic.status()
     assert status["pending"] == 0
     assert status["indexed_versions"] == 4
-    after = svc.read_context(w.reader, request(w.repo, "supplier invoices", explain=True))
+    after = svc.reading.read_context(w.reader, request(w.repo, "supplier invoices", explain=True))
     assert after["trace"]["semantic"]["embedded_versions"] == 3
     assert _titles(after)[0] == "Invoice approvals"
 
@@ -110,7 +110,7 @@ def test_erasure_removes_the_vectors_of_the_erased_text(semantic_app: App) -> No
     svc = w.svc
     assert w.app.semantic is not None
     w.app.semantic.build()
-    version = svc.get_element(w.reader, ids["Kitchen"])["version"]["version_id"]
+    version = svc.elements.get_element(w.reader, ids["Kitchen"])["version"]["version_id"]
     vectors = w.app.semantic.maintainer.index.path
 
     def cached() -> int:
@@ -118,10 +118,10 @@ def test_erasure_removes_the_vectors_of_the_erased_text(semantic_app: App) -> No
             return int(db.execute("SELECT count(*) FROM cache").fetchone()[0])
 
     before = cached()
-    svc.erase_version(w.admin, version, "test: personal data")
+    svc.erasure.erase_version(w.admin, version, "test: personal data")
     w.app.semantic.build()
     assert cached() == before - 1  # the erased text's vector is gone, not just unlinked
-    response = svc.read_context(w.reader, request(w.repo, "descaling the coffee machine"))
+    response = svc.reading.read_context(w.reader, request(w.repo, "descaling the coffee machine"))
     kitchen = [i for i in response["items"] if i["element_id"] == ids["Kitchen"]]
     assert all(i["erased"] for i in kitchen)
 
@@ -135,7 +135,7 @@ def test_the_embedding_index_rebuilds_from_the_database(semantic_app: App) -> No
     rebuilt = w.app.semantic.maintainer.rebuild()
     assert rebuilt["versions"] == built["indexed_versions"] == 4
     assert w.app.semantic.status()["consistent"]
-    hybrid = svc.read_context(w.reader, request(w.repo, MISMATCH))
+    hybrid = svc.reading.read_context(w.reader, request(w.repo, MISMATCH))
     assert _titles(hybrid)[0] == "Remote workspaces"
 
 
