@@ -28,6 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from edge.results import as_json
+
 ROOT = Path(__file__).resolve().parents[1]
 _CORPORA = [base / "shared" / "corpora" / "ameide-backlog.bundle" for base in ROOT.parents[:2]]
 BUNDLE = next((path for path in _CORPORA if path.exists()), _CORPORA[0])
@@ -68,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         svc = app.service
         semantic, app.reads.semantic = app.reads.semantic, None  # keyword-only first
         started = time.perf_counter()
-        report = svc.ingest.ingest_backlog(ingestor, str(src), REPO)
+        report = as_json(svc.ingest.ingest_backlog(ingestor, str(src), REPO))
         ingest_s = time.perf_counter() - started
         files = report["counts"]["new"]
         rows.append((f"first ingest, {files} files (s)", f"{ingest_s:.1f}"))

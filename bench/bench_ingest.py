@@ -25,6 +25,7 @@ from typing import Any
 
 from bench.backends import backends
 from bench.tables import columns
+from edge.results import as_json
 from runtime import App, build_app
 from service.authz import Caller
 
@@ -102,7 +103,7 @@ def measure(app: App, source: Path) -> list[dict[str, Any]]:
     for run in ("first ingest", "no-change re-run"):
         spent[0] = 0.0
         started = time.perf_counter()
-        report = svc.ingest.ingest_backlog(INGESTOR, str(source), REPO)
+        report = as_json(svc.ingest.ingest_backlog(INGESTOR, str(source), REPO))
         seconds = time.perf_counter() - started
         rows.append({"run": run, "seconds": seconds, "report": report, "index_s": spent[0]})
     return rows

@@ -80,7 +80,7 @@ def seed(app: App, total_chunks: int) -> tuple[int, datetime]:
     publisher = Caller("user:bench-publisher", purpose="bench")
     for repo in REPOSITORIES:
         svc.publishing.promote(
-            publisher, svc.publishing.create_baseline(publisher, repo)["baseline_id"], repo, "bench"
+            publisher, svc.publishing.create_baseline(publisher, repo).baseline_id, repo, "bench"
         )
     mid = app.clock.now()
     with SqlAlchemyUnitOfWork(app.engine) as uow:
@@ -174,9 +174,8 @@ def run_size(total: int, home: Path) -> list[tuple[str, str]]:
 
 def _incremental(app: App) -> str:
     svc = app.service
-    element_id = svc.elements.create_element(ADMIN, REPOSITORIES[0], title="t", body="# T\n\nx\n")[
-        "element"
-    ]["element_id"]
+    made = svc.elements.create_element(ADMIN, REPOSITORIES[0], title="t", body="# T\n\nx\n")
+    element_id = made.element.element_id
     seconds = []
     for n in range(20):
         started = time.perf_counter()

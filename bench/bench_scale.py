@@ -101,7 +101,7 @@ def seed(home: Path, total_chunks: int) -> dict[str, Any]:
     publisher = Caller("user:bench-publisher", purpose="bench")
     for repo in REPOSITORIES:
         svc.publishing.promote(
-            publisher, svc.publishing.create_baseline(publisher, repo)["baseline_id"], repo, "bench"
+            publisher, svc.publishing.create_baseline(publisher, repo).baseline_id, repo, "bench"
         )
     mid = app.clock.now()
     at = app.clock.now()

@@ -19,6 +19,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from edge.results import as_json
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 QUESTION = "how does a curator accept a proposal"
@@ -72,7 +74,7 @@ def _corpus_rows(ameide: str, args: argparse.Namespace) -> list[tuple[str, list[
     cache = args.embedding_cache if args.semantic else None
     with corpus_home(BUNDLE, "bench-startup", cache, background=False) as (src, app, ing, reader):
         semantic, app.reads.semantic = app.reads.semantic, None
-        report = app.service.ingest.ingest_backlog(ing, str(src), REPO)
+        report = as_json(app.service.ingest.ingest_backlog(ing, str(src), REPO))
         app.reads.catch_up_index()
         files = report["counts"]["new"]
         home = str(app.settings.home)

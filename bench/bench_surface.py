@@ -74,6 +74,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from ameide_proto.v1 import projection_pb2, projection_pb2_grpc
 from bench.backends import _pg_database
 from bench.corpus import generate_documents
+from edge.results import as_json
 from runtime import App, build_app
 from server.workers import default_workers
 from service.authz import Caller
@@ -140,10 +141,10 @@ def seed(app: App, source: Path) -> tuple[str, dict[str, Any]]:
     svc.ingest.ingest_backlog(INGESTOR, str(source), REPO)
     sop = (EXAMPLES / "testing-sop.md").read_text(encoding="utf-8")
     svc.elements.create_element(CURATOR, REPO, title="Testing SOP", body=sop, type_key="ameide:sop")
-    baseline = svc.publishing.create_baseline(PUBLISHER, REPO, "bench")["baseline_id"]
+    baseline = svc.publishing.create_baseline(PUBLISHER, REPO, "bench").baseline_id
     svc.publishing.promote(PUBLISHER, baseline, REPO, "bench")
-    token = svc.tokens.create(ADMIN, READER.principal_id)["token"]
-    return token, svc.index.index_status(ADMIN)
+    token = svc.tokens.create(ADMIN, READER.principal_id).token
+    return token, as_json(svc.index.index_status(ADMIN))
 
 
 def _scope() -> dict[str, str]:
@@ -166,7 +167,7 @@ def in_process(app: App) -> Iterator[Call]:
     """``MemoryService.reading.read_context`` called directly."""
 
     def call(question: str) -> int:
-        return len(app.service.reading.read_context(READER, request_body(question))["items"])
+        return len(app.service.reading.read_context(READER, request_body(question)).items)
 
     yield call
 

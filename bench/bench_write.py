@@ -28,6 +28,7 @@ import sqlalchemy as sa
 from bench.backends import backends
 from bench.tables import columns
 from domain.errors import NotFound
+from edge.results import as_json
 from runtime import App, build_app
 from service.authz import Caller
 
@@ -78,7 +79,7 @@ def governed_writes(
     svc = app.service
     elements = []
     for t in range(writers):
-        out = svc.elements.create_element(CURATOR, repo, title=f"Runbook {t}", body=BODY)
+        out = as_json(svc.elements.create_element(CURATOR, repo, title=f"Runbook {t}", body=BODY))
         elements.append((out["element"]["element_id"], out["version"]["version_id"]))
     _settled(app)
     barrier = threading.Barrier(writers + readers + 1)
@@ -102,7 +103,7 @@ def governed_writes(
                 body=f"{BODY}\n\nrevision {n}\n",
                 summary=f"revision {n}",
             )
-            head = svc.review.accept(CURATOR, p["proposal_id"])["result_version_id"]
+            head = svc.review.accept(CURATOR, p.proposal_id).result_version_id
             pair_ms[idx].append((time.perf_counter() - t0) * 1000)
         if profile is not None and idx == 0:
             profile.disable()

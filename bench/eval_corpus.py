@@ -33,6 +33,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from edge.results import as_json
+
 ROOT = Path(__file__).resolve().parents[1]
 DEV_SET = ROOT / "eval" / "backlog-dev.jsonl"
 POOL = ROOT / "eval" / "pool.jsonl"
@@ -302,7 +304,7 @@ def run_corpus(
         ingests = []
         for ref in [*older, "main"]:
             started = time.perf_counter()
-            report = svc.ingest.ingest_backlog(ingestor, str(src), REPO, ref=ref)
+            report = as_json(svc.ingest.ingest_backlog(ingestor, str(src), REPO, ref=ref))
             ingests.append(
                 {
                     "ref": ref,
@@ -320,7 +322,7 @@ def run_corpus(
             print(f"embeddings caught up in {embedded:.1f} s", file=sys.stderr)
         started = time.perf_counter()
         lines = [q.line(instants) for q in questions]
-        result = svc.evaluation.evaluate(reader, REPO, lines, k=K, include_per_query=True)
+        result = as_json(svc.evaluation.evaluate(reader, REPO, lines, k=K, include_per_query=True))
         print(
             f"evaluated {len(lines)} questions in {time.perf_counter() - started:.1f} s",
             file=sys.stderr,

@@ -7,7 +7,7 @@ applied by the composition root.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -29,6 +29,9 @@ from edge.reading import (
     read_request,
 )
 from edge.results import as_json
+
+if TYPE_CHECKING:
+    from service.app import MemoryService
 
 PANEL = "Reading"
 
@@ -58,7 +61,7 @@ def register(app: typer.Typer) -> None:
     app.command("eval", rich_help_panel=PANEL)(evaluate)
 
 
-def _service(s: CliState) -> Any:
+def _service(s: CliState) -> MemoryService:
     """The service (build_app applied the config file's ranking weights)."""
     return s.service
 
@@ -121,7 +124,7 @@ def context(
         detail_level=detail,
         explain=explain,
     )
-    s.emit(_service(s).read_context(s.caller, request), _show_context)
+    s.emit(_service(s).reading.read_context(s.caller, request), _show_context)
 
 
 def search(
@@ -150,7 +153,7 @@ def search(
         max_items=max_items,
         detail_level="titles",
     )
-    s.emit(_service(s).read_context(s.caller, request), _show_hits)
+    s.emit(_service(s).reading.read_context(s.caller, request), _show_hits)
 
 
 def _show_hits(r: dict[str, Any]) -> None:
@@ -259,7 +262,7 @@ def replay(
 ) -> None:
     """Re-run a stored context's request as its principal and show what differs."""
     s = session(ctx, json_)
-    s.emit(_service(s).replay(s.caller, context_id, as_recorded=as_recorded), _show_replay)
+    s.emit(_service(s).reading.replay(s.caller, context_id, as_recorded=as_recorded), _show_replay)
 
 
 def _show_replay(r: dict[str, Any]) -> None:
@@ -299,7 +302,9 @@ def evaluate(
     s = session(ctx, json_)
     data, name = read_bytes(dataset, "dataset")
     text = decode_utf8(data, name, "dataset")
-    s.emit(_service(s).evaluate(s.caller, repo, text, k=k, selector=selector), _show_eval)
+    s.emit(
+        _service(s).evaluation.evaluate(s.caller, repo, text, k=k, selector=selector), _show_eval
+    )
 
 
 def _show_eval(r: dict[str, Any]) -> None:

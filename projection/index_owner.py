@@ -55,12 +55,13 @@ def read_owner(directory: Path) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def claim(directory: Path, owner: Owner, *, now: float | None = None) -> None:
+def claim(directory: Path, owner: Owner, *, now: float | None = None, create: bool = True) -> None:
     """Record ``owner`` as the directory's (renewing its heartbeat), or raise
     :class:`DirectoryTaken` when it is another database's, or another node's whose lease is
     live."""
     now = time.time() if now is None else now
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if create:  # at start; a renewal never brings back a directory deleted meanwhile
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(directory / OWNER_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # one claim at a time on this machine
@@ -116,7 +117,7 @@ class Heartbeat:
     def _run(self) -> None:
         while not self._stop.wait(HEARTBEAT):
             try:
-                claim(self._directory, self._owner)
+                claim(self._directory, self._owner, create=False)
             except DirectoryTaken as exc:
                 log.error("%s", exc)
             except OSError as exc:  # e.g. the directory deleted: the next catch-up rebuilds

@@ -73,8 +73,10 @@ class NetworkSurface:
         return report
 
     def sync_and_drift(self, repo: str, source: Path, page_id: str) -> str | None:
-        """Sources are registered on the server's home (local only): phase 1 checks them."""
-        return None
+        """Only the embedded instance registers sources (they are local-only, like ingest)."""
+        if self.instance is None:
+            return None
+        return str(self.instance.sync_and_drift(repo, source, page_id))
 
     def check_index(self) -> str:
         """``memory.health`` says ok (and the embedded index directory is still there)."""

@@ -348,5 +348,5 @@ class Scenario:
             raise StepSkipped("no evidence was ingested on this surface: nothing to sync")
         done = self.s.sync_and_drift(st.repo, self.backlog, st.sop)
         if done is None:
-            raise StepSkipped("sources are registered on the server's home: checked in phase 1")
+            raise StepSkipped("sources are registered on the server's home: not over --target")
         return done

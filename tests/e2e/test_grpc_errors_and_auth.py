@@ -239,7 +239,7 @@ def test_an_unexpected_error_is_internal_and_logged(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(g.world.svc, "list_baselines", broken)
+    monkeypatch.setattr(g.world.svc.publishing, "list_baselines", broken)
     with caplog.at_level(logging.ERROR, logger="ameide.grpc"):
         failure = g.fail(
             g.governance.ListBaselines,

@@ -27,7 +27,7 @@ SCENARIO = [
     "setup", "ingest", "publish-sop", "read-published", "propose", "stale", "refused-accept",
     "rebase", "accept", "promote", "read-new", "as-of-old", "no-grant-read", "no-grant-propose",
     "on-behalf-refused",
-    "verify-citations-rejects",
+    "verify-citations-rejects", "sync-and-drift",
 ]  # fmt: skip
 PHASE0 = ["phase0.config", "phase0.migrations", "phase0.index", "phase0.generated-code"]
 
@@ -208,7 +208,9 @@ def test_phase_2_runs_against_a_running_server_with_target(
     steps = {s["name"]: s for s in report["steps"]}
     assert list(steps) == ["phase2.server", *(f"phase2.{n}" for n in SCENARIO)]
     assert steps["phase2.ingest"]["status"] == "skip"
-    assert all(s["status"] == "ok" for n, s in steps.items() if n != "phase2.ingest")
+    assert steps["phase2.sync-and-drift"]["status"] == "skip"  # sources are local, like ingest
+    local = {"phase2.ingest", "phase2.sync-and-drift"}
+    assert all(s["status"] == "ok" for n, s in steps.items() if n not in local)
     assert report["repositories"]["phase2"].startswith("smoke/eng/run-")
     assert "cleanup_error" not in report
 

@@ -193,7 +193,7 @@ def test_a_read_that_raced_an_erasure_is_stored_and_returned_without_the_text(an
     body = w.app.reads.run_read(w.agent, parsed)  # read before the erasure commits …
     assert MARKER in body["context_block"]
     svc.erasure.erase_version(w.admin, accepted_v, "gdpr")
-    reading = svc._parts.reading  # a race only the use-case group itself can stage
+    reading = svc.reading  # a race only the use-case group itself can stage
     out = reading._store_context(w.agent, parsed, body, "read_context")  # … stored after it
     assert MARKER not in json.dumps(out)
     assert MARKER not in json.dumps(_stored(w, out["context_id"]))

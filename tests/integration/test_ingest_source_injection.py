@@ -45,7 +45,7 @@ def test_a_run_reads_the_backlog_that_the_injected_factory_opens(mirror) -> None
         opened.append((name, cache_dir))
         return nullcontext(source)
 
-    report = _ingesting_from(world, open_source).ingest_backlog(
+    report = _ingesting_from(world, open_source).ingest.ingest_backlog(
         ingestor, "memory:backlog", world.repo, ref="c1", routing=RULES
     )
     assert opened == [("memory:backlog", None)]
@@ -62,7 +62,7 @@ def test_a_source_the_factory_cannot_open_is_an_invalid_source(mirror) -> None:
         raise SourceError(f"cannot open {name}")
 
     with pytest.raises(InvalidArgument, match="cannot open nowhere") as caught:
-        _ingesting_from(world, refuse).ingest_backlog(ingestor, "nowhere", world.repo)
+        _ingesting_from(world, refuse).ingest.ingest_backlog(ingestor, "nowhere", world.repo)
     assert caught.value.details["field"] == "source"
 
 

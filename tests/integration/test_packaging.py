@@ -115,7 +115,8 @@ def test_the_wheel_installs_into_a_fresh_venv_with_packages_migrations_and_conso
         "install",
         "--no-deps",
         "--no-index",
-        wheel,
+        "--force-reinstall",  # the .pth above shows this environment's editable install: pip
+        wheel,  # would call the wheel's version installed already and skip it
         cwd=tmp_path,
     )
 
