@@ -73,7 +73,7 @@ WARNINGS = (
 )
 
 
-def _config(pinned: dict[str, str], spare: tuple[str, str]) -> str:
+def _config(pinned: dict[str, str], spare: tuple[str, str, str]) -> str:
     statuses = ", ".join(f'"{s}"' for s in ACCEPTED)
     return (
         "[checks.positive_data_acceptance]\n"
@@ -90,20 +90,23 @@ def _config(pinned: dict[str, str], spare: tuple[str, str]) -> str:
         'include-operation-id = "add_relationship"\n'
         f'parameters = {{ "body.source_element_id" = "{pinned["path.element_id"]}", '
         f'"body.target_element_id" = "{spare[0]}" }}\n'
+        "\n[[operations]]\n"  # a review settles its drift: the other operations keep theirs
+        'include-operation-id = "drift_review"\n'
+        f'parameters = {{ "path.evidence_element_id" = "{spare[2]}" }}\n'
         "\n[[operations]]\n"  # the body's principal may only be the caller (a token's owner)
         'include-operation-id = "read_context"\n'
         f'parameters = {{ "body.principal.principal_id" = "{ADMIN.principal_id}" }}\n'
     )
 
 
-def _drifted_evidence(world: World, page: str, tmp_path: Path) -> str:
+def _drifted_evidence(world: World, page: str, tmp_path: Path, name: str = "guide.md") -> str:
     """An evidence element ``page`` cites at its first version, which then changed in git."""
     ingestor = Caller("service:fuzz-ingest")
     world.svc.admin.grant(world.admin, ingestor.principal_id, "ingestor", world.repo)
-    git = GitRepo(tmp_path / "backlog")
-    evidence = element_id_for(world.repo, str(git.root.resolve()), "guide.md")
+    git = GitRepo(tmp_path / f"backlog-{name}")
+    evidence = element_id_for(world.repo, str(git.root.resolve()), name)
     for n, text in enumerate(("Run phase 0.", "Run phase 0 and 1.")):
-        git.write("guide.md", f"# Guide\n\n{text}\n")
+        git.write(name, f"# Guide\n\n{text}\n")
         git.commit("guide")
         world.svc.ingest.ingest_backlog(ingestor, str(git.root), world.repo)
         if n == 0:
@@ -117,10 +120,11 @@ def _drifted_evidence(world: World, page: str, tmp_path: Path) -> str:
     return evidence
 
 
-def _pinned(world: World, tmp_path: Path) -> tuple[dict[str, str], tuple[str, str]]:
+def _pinned(world: World, tmp_path: Path) -> tuple[dict[str, str], tuple[str, str, str]]:
     """Real objects for every path parameter (and the query's version and instant)."""
     element_id, version_id = world.canonical(body="# Testing SOP\n\n## Phases\n\nRun them.\n")
     evidence = _drifted_evidence(world, element_id, tmp_path)
+    reviewed = _drifted_evidence(world, element_id, tmp_path, "steps.md")  # drift_review's
     other_id, other_version = world.canonical(
         title="Release SOP", body="# Release SOP\n\nShip it.\n"
     )
@@ -158,7 +162,7 @@ def _pinned(world: World, tmp_path: Path) -> tuple[dict[str, str], tuple[str, st
         "path.context_id": context,
         "query.version_id": version_id,
         "query.as_of": now,
-    }, (other_id, other_version)  # retired and erased: the rest keep reading the first
+    }, (other_id, other_version, reviewed)  # retired and erased: the rest read the first
 
 
 def run_schemathesis(world: World, tmp_path: Path) -> list[subprocess.CompletedProcess[str]]:
