@@ -224,7 +224,6 @@ class RemoteElements(RemoteGroup):
 class RemoteCuration(RemoteGroup):
     """``curation`` over REST."""
 
-    # -- curation --------------------------------------------------------------------------
     def propose(self, caller: Any, repo: str, **fields: Any) -> Any:
         return self._call("POST", _repo(repo) + "/proposals", body=_body(**fields))
 
@@ -291,7 +290,6 @@ class RemoteReview(RemoteGroup):
 class RemotePublishing(RemoteGroup):
     """``publishing`` over REST."""
 
-    # -- publishing ------------------------------------------------------------------------
     def create_baseline(
         self,
         caller: Any,
@@ -338,7 +336,6 @@ class RemotePublishing(RemoteGroup):
 class RemoteHistory(RemoteGroup):
     """``history`` over REST."""
 
-    # -- audit -----------------------------------------------------------------------------
     def history(
         self,
         caller: Any,
@@ -370,7 +367,6 @@ class RemoteAdmin(RemoteGroup):
     def create_repository(self, caller: Any, repo: str) -> Any:
         return self._call("POST", "/repositories", body={"repository_id": repo})
 
-    # -- grants and tokens -----------------------------------------------------------------
     def grant(
         self,
         caller: Any,
@@ -410,14 +406,12 @@ class RemoteAdmin(RemoteGroup):
 class RemoteDiscovery(RemoteGroup):
     """``discovery`` over REST."""
 
-    # -- who, where ------------------------------------------------------------------------
     def whoami(self, caller: Any) -> Any:
         return self._call("GET", "/whoami")
 
     def list_repositories(self, caller: Any) -> Any:
         return self._call("GET", "/repositories")
 
-    # -- elements --------------------------------------------------------------------------
     def list_elements(
         self, caller: Any, repo: str, *, limit: int = 50, cursor: str | None = None
     ) -> Any:
@@ -456,7 +450,6 @@ class RemoteErasure(RemoteGroup):
 class RemoteReading(RemoteGroup):
     """``reading`` over REST."""
 
-    # -- reading ---------------------------------------------------------------------------
     def read_context(self, caller: Any, request: ReadRequest | dict[str, Any]) -> Any:
         if not isinstance(request, dict):  # as edge.reading.read_request built it
             request = request.model_dump(mode="json", exclude_unset=True)
@@ -474,7 +467,6 @@ class RemoteReading(RemoteGroup):
 class RemoteDrift(RemoteGroup):
     """``drift`` over REST."""
 
-    # -- drift and gaps ----------------------------------------------------------------------
     def drift_list(self, caller: Any, repo: str) -> Any:
         return self._call("GET", _repo(repo) + "/drift")
 
