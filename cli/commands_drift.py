@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel
 
 from cli import output
 from cli.commands_proposals import show_proposal
 from cli.inputs import read_body
 from cli.options import JsonFlag, Repo
 from cli.session import session
+from edge.results import as_json
 
 PANEL = "Curation"
 
@@ -34,11 +34,6 @@ def register(app: typer.Typer) -> None:
     app.command("gaps", rich_help_panel=PANEL)(gaps)
 
 
-def plain(result: Any) -> Any:
-    """A service result as JSON-ready data (the local service returns models, REST dicts)."""
-    return result.model_dump(mode="json") if isinstance(result, BaseModel) else result
-
-
 @drift_app.command("list")
 def drift_list(
     ctx: typer.Context,
@@ -51,7 +46,7 @@ def drift_list(
     """Drifted pages: each page, the evidence it cites, pinned and current versions, since when
     (only what you may read on both ends)."""
     s = session(ctx, json_)
-    s.emit(plain(s.service.drift.drift_list(s.caller, repo)), lambda d: _show_drift(d, diff))
+    s.emit(as_json(s.service.drift.drift_list(s.caller, repo)), lambda d: _show_drift(d, diff))
 
 
 def _show_drift(d: dict[str, Any], with_diff: bool) -> None:
@@ -103,7 +98,7 @@ def drift_review(
     moves again."""
     s = session(ctx, json_)
     s.emit(
-        plain(
+        as_json(
             s.service.drift.drift_review(
                 s.caller, page_id, evidence_id, evidence_version_id=up_to, note=note
             )
@@ -147,7 +142,7 @@ def drift_propose(
     result = s.service.drift.drift_propose(
         s.caller, page_id, evidence_id, body=body, summary=summary
     )
-    s.emit(plain(result), show_proposal)
+    s.emit(as_json(result), show_proposal)
 
 
 def gaps(
@@ -168,7 +163,7 @@ def gaps(
     """Where knowledge is thin or stale: curated vs evidence counts, retired, superseded, newest
     times, drifted pages, questions that got no curated answer."""
     s = session(ctx, json_)
-    s.emit(plain(s.service.gaps.gaps(s.caller, repo, topic)), _show_gaps)
+    s.emit(as_json(s.service.gaps.gaps(s.caller, repo, topic)), _show_gaps)
 
 
 def _show_gaps(r: dict[str, Any]) -> None:
