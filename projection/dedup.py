@@ -16,7 +16,6 @@ are kept and the copy of the two is marked for demotion.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -27,7 +26,8 @@ COLLAPSE_AT = 0.8
 DEMOTE_AT = 0.5
 """Containment at or above which (below ``COLLAPSE_AT``) an item is demoted by its similarity."""
 
-_WORD = re.compile(r"[0-9a-z]+")
+_WORDS = bytes(c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256))
+"""Byte table: ASCII digits and lower-case letters kept, every other byte a separator."""
 _T = TypeVar("_T")
 
 
@@ -37,7 +37,9 @@ Shingles = frozenset[int]
 def shingles(text: str, size: int = SHINGLE_WORDS) -> Shingles:
     """Hashes of the overlapping ``size``-word sequences of the lower-cased words (one for
     shorter texts). Hashes are only compared within one process."""
-    words = _WORD.findall(text.lower())
+    # the runs of [0-9a-z] in the lower-cased text, as bytes: one translate and one split in C,
+    # several times faster than a regex's findall (a read shingles about 25 candidates)
+    words = text.lower().encode("utf-8", "surrogatepass").translate(_WORDS).split()
     if len(words) <= size:
         return frozenset([hash(tuple(words))]) if words else frozenset()
     return frozenset(map(hash, zip(*(words[i:] for i in range(size)), strict=False)))

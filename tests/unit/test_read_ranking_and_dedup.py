@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from projection.contexts import differences, verify
 from projection.dedup import collapse, duplicate_rate, shingles
@@ -316,3 +319,16 @@ def test_expansion_keeps_the_neighbours_of_better_ranked_seeds_when_it_must_choo
         added = expand(Uow(), {}, None, selection, seeds, seeds, settings, trace)  # type: ignore[arg-type]
         assert [r.version_id for r in added] == [f"v-{kept}"]
         assert [d["reason"] for d in trace.drops] == ["max_nodes"]
+
+
+@given(st.text(alphabet="abcXYZ019 -_.,\n\tÄéİKß日本\ud800", max_size=80))
+def test_shingles_are_those_of_the_ascii_word_runs_of_the_lower_cased_text(text: str) -> None:
+    # the definition: the runs of [0-9a-z] in text.lower() (non-ASCII letters, lone surrogates
+    # and punctuation separate words), hashed in windows of four
+    words = tuple(re.findall(r"[0-9a-z]+", text.lower()))
+    as_bytes = tuple(w.encode() for w in words)
+    if len(words) <= 4:
+        expected = frozenset([hash(as_bytes)]) if words else frozenset()
+    else:
+        expected = frozenset(hash(as_bytes[i : i + 4]) for i in range(len(words) - 3))
+    assert shingles(text) == expected
