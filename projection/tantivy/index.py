@@ -51,6 +51,7 @@ from projection.tantivy.schema import (
     SCOPED_FIELDS,
     STORED,
     TERMS,
+    TERMS_SEPARATOR,
     Terms,
     analyzer,
     key,
@@ -359,7 +360,7 @@ def _add_version(
             "heading": headings[chunk.heading_path],
             "text": text,
             STORED: stored,
-            TERMS: _json([indexed["title"], headings[chunk.heading_path], text]).encode(),
+            TERMS: _terms_value(indexed["title"], headings[chunk.heading_path], text),
             LENGTH_FIELDS["title"]: title_length,
             LENGTH_FIELDS["heading"]: lengths[chunk.heading_path],
             LENGTH_FIELDS["text"]: text_length,
@@ -376,7 +377,7 @@ def _add_version(
         "heading": list(headings.values()),
         "text": texts,
         STORED: _json(hit).encode("utf-8"),
-        TERMS: _json([indexed["title"], all_headings, body]).encode(),
+        TERMS: _terms_value(indexed["title"], all_headings, body),
         LENGTH_FIELDS["title"]: title_length,
         LENGTH_FIELDS["heading"]: sum(lengths.values()),
         LENGTH_FIELDS["text"]: sum(text_lengths),
@@ -385,6 +386,11 @@ def _add_version(
         SCOPED_FIELDS["text"]: {scope: body},
     }
     writers[1].add_document(tantivy.Document.from_dict(fields, versions_side.schema))
+
+
+def _terms_value(title: str, heading: str, text: str) -> bytes:
+    """The stored :data:`~projection.tantivy.schema.TERMS` of a document."""
+    return TERMS_SEPARATOR.join((title, heading, text)).encode("utf-8")
 
 
 def _length(terms: str) -> int:
@@ -401,7 +407,7 @@ def _read(document: tantivy.Document) -> tuple[dict[str, Any], list[str]]:
     found = json.loads(hit)
     if isinstance(found, list):  # a chunk: its fields by position
         found = dict(zip(_CHUNK_FIELDS, found, strict=True))
-    return found, json.loads(analysed)
+    return found, analysed.decode("utf-8").split(TERMS_SEPARATOR)
 
 
 def _stored(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> dict[str, Any]:
