@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
 DISTRIBUTION = "ameide-memory"
 
 
 def package_version() -> str:
     """The installed ``ameide-memory`` version (``0+unknown`` when run from a bare checkout)."""
+    # imported here: a command other than --version does not pay for importlib.metadata
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version(DISTRIBUTION)
     except PackageNotFoundError:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class View(BaseModel):
     """Base of the response models: open to fields added later."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
 
 
 class Repository(View):

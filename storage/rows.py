@@ -11,7 +11,7 @@ from dataclasses import replace
 from datetime import UTC
 from typing import Any
 
-from sqlalchemy.engine import Row
+from sqlalchemy.engine import Connection, Row
 
 from domain.audit import AuditEvent
 from domain.model import (
@@ -248,3 +248,16 @@ def proposal_values(p: Proposal) -> dict[str, Any]:
         "decided_at": p.decided_at,
         "decided_by": p.decided_by,
     }
+
+
+def dialect_insert(conn: Connection, table: Any) -> Any:
+    """An ``INSERT`` into ``table`` of ``conn``'s dialect, which has ``on_conflict_do_*``
+    (PostgreSQL's or SQLite's). The dialect's module is imported here, when first needed: a
+    command on SQLite never loads PostgreSQL's (about 25 ms of a CLI start)."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        return postgresql_insert(table)
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table)

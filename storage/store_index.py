@@ -12,6 +12,7 @@ from sqlalchemy.engine import Connection
 from domain.records import IndexableVersion
 from domain.values import Classification, SourceKind, higher_classification
 from storage import schema as t
+from storage.rows import dialect_insert
 
 INDEXED_SOURCE_KINDS = (SourceKind.CANONICAL.value, SourceKind.INGESTED_EVIDENCE.value)
 
@@ -138,11 +139,7 @@ class IndexStore:
         dropped). One statement, so concurrent writers of the same keys never collide."""
         if not rows:
             return
-        if self.conn.dialect.name == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert
-        else:
-            from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
-        stmt = insert(table)
+        stmt = dialect_insert(self.conn, table)
         keys = [col.name for col in table.primary_key.columns]
         if keep:
             stmt = stmt.on_conflict_do_nothing(index_elements=keys)

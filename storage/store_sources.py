@@ -11,10 +11,9 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
+from storage.rows import dialect_insert
 from storage.schema_sources import source_deliveries, source_runs, sources
 
 _s, _r = sources.c, source_runs.c
@@ -206,8 +205,7 @@ class SourceStore:
     def record_delivery(self, source_id: str, delivery_id: str, at: datetime) -> bool:
         """Remember a webhook delivery id; False when it was seen before (a redelivery)."""
         values = {"source_id": source_id, "delivery_id": delivery_id, "received_at": at}
-        insert = pg_insert if self.conn.dialect.name == "postgresql" else sqlite_insert
         done = self.conn.execute(
-            insert(source_deliveries).values(**values).on_conflict_do_nothing()
+            dialect_insert(self.conn, source_deliveries).values(**values).on_conflict_do_nothing()
         )
         return bool(done.rowcount)

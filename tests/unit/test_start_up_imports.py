@@ -27,7 +27,10 @@ def _imported_after(statement: str) -> set[str]:
         # only for an ingest, the model only for a semantic read, no pydantic-settings sources
         (
             "import runtime",
-            {"git", "ingest.plan", "yaml", "tokenizers", "safetensors", "pydantic_settings"},
+            {
+                *("git", "ingest.plan", "yaml", "tokenizers", "safetensors", "pydantic_settings"),
+                "sqlalchemy.dialects.postgresql",  # on SQLite, never PostgreSQL's dialect
+            },
         ),
     ],
 )
