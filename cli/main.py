@@ -265,23 +265,24 @@ app: typer.Typer
 """Every command (built on first use by ``__getattr__`` below)."""
 
 MODULES: dict[str, tuple[str, ...]] = {
-    "commands_admin": ("init", "whoami", "grant", "revoke", "grants", "repo", "token", "hold"),
-    "commands_elements": ("erase", "element", "relationship"),
-    "commands_proposals": ("propose", "accept", "reject", "rebase", "withdraw", "proposal"),
-    "commands_drift": ("drift", "gaps"),
-    "commands_publish": ("promote", "rollback", "published", "baseline"),
-    "commands_audit": ("history", "access-log", "audit"),
-    "commands_read": ("context", "search", "verify-citations", "replay", "eval"),
-    "commands_ingest": ("ingest", "routing"),
-    "commands_sources": ("source",),
-    "commands_index": ("index",),
-    "commands_mcp": ("mcp",),
-    "commands_serve": ("serve",),
-    "commands_test": ("test",),
-    "commands_remote": ("login", "logout"),
+    "admin": ("init", "whoami", "grant", "revoke", "grants", "repo", "token", "hold"),
+    "elements": ("erase", "element", "relationship"),
+    "proposals": ("propose", "accept", "reject", "rebase", "withdraw", "proposal"),
+    "drift": ("drift", "gaps"),
+    "publish": ("promote", "rollback", "published", "baseline"),
+    "audit": ("history", "access-log", "audit"),
+    "read": ("context", "search", "verify-citations", "replay", "eval"),
+    "ingest": ("ingest", "routing"),
+    "sources": ("source",),
+    "index": ("index",),
+    "mcp": ("mcp",),
+    "serve": ("serve",),
+    "smoke": ("test",),
+    "remote": ("login", "logout"),
 }
-"""Each module of commands (in the order ``--help`` lists them) and the top-level commands and
-groups it registers: a command line that names one is built with that module alone."""
+"""Each module of :mod:`cli.commands` (in the order ``--help`` lists them) and the top-level
+commands and groups it registers: a command line that names one is built with that module
+alone."""
 MODULE_OF = {command: module for module, names in MODULES.items() for command in names}
 VALUED_OPTIONS = frozenset(
     ("--home", "--database-url", "--as", "--on-behalf-of", "--purpose", "--server", "--token")
@@ -304,7 +305,7 @@ def build(modules: Iterable[str] = MODULES) -> typer.Typer:
     )
     root.callback()(main)
     for name in modules:
-        importlib.import_module(f"cli.{name}").register(root)
+        importlib.import_module(f"cli.commands.{name}").register(root)
     return root
 
 

@@ -100,7 +100,7 @@ def test_the_underscore_setting_renames_every_tool_over_stdio(
 
 LAUNCH_CLI = """
 import sys
-from cli import commands_mcp
+from cli.commands import mcp as commands_mcp
 from cli.main import app
 if "mcp" not in {c.name for c in app.registered_commands}:
     commands_mcp.register(app)  # until cli/main.py registers it

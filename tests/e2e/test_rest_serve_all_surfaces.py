@@ -85,7 +85,7 @@ def test_an_mcp_request_without_a_token_is_refused_by_the_composed_server(
 
 LAUNCH_CLI = """
 import sys
-from cli import commands_serve
+from cli.commands import serve as commands_serve
 from cli.main import app
 if "serve" not in {c.name for c in app.registered_commands}:
     commands_serve.register(app)  # until cli/main.py registers it

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import smoke.run
-from cli.commands_test import EXIT_SMOKE_FAILED
+from cli.commands.smoke import EXIT_SMOKE_FAILED
 from domain.errors import InvalidArgument
 from smoke.content import ADMIN
 from smoke.embedded import EmbeddedInstance, serving
@@ -236,7 +236,7 @@ def test_contradictory_options_are_refused_before_anything_runs(
 
 def test_target_takes_the_grpc_port_from_ameide_grpc_port(monkeypatch: pytest.MonkeyPatch) -> None:
     """`ameide test --target URL` finds gRPC where `ameide serve` put it (AMEIDE_GRPC_PORT)."""
-    from cli.commands_test import _grpc_port
+    from cli.commands.smoke import _grpc_port
     from smoke.run import DEFAULT_GRPC_PORT, SmokeOptions
 
     monkeypatch.delenv("AMEIDE_GRPC_PORT", raising=False)

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from cli import output
-from cli.commands_index import show_embedding_progress
+from cli.commands.index import show_embedding_progress
 from cli.inputs import read_bytes, read_text_file
 from cli.options import JsonFlag, Repo
 from cli.session import session

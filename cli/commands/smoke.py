@@ -1,8 +1,8 @@
 """``ameide test``: the smoke — docs/product.md §9 end to end, stopping at the first broken step.
 
 A thin adapter over ``smoke.run.run_smoke``: parse the options, run, print each step as it
-finishes (or one JSON report), exit 11 naming the broken step. Register with
-``commands_test.register(app)`` in ``cli.main``.
+finishes (or one JSON report), exit 11 naming the broken step. Registered by
+``cli.main`` (``register(app)``).
 """
 
 from __future__ import annotations

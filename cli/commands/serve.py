@@ -1,7 +1,7 @@
 """``ameide serve``: REST + MCP over HTTP on one port and gRPC on another, in one process or in
 ``--workers N`` processes sharing both ports (``server.workers``).
 
-Register with ``commands_serve.register(app)`` in ``cli.main``. Bearer tokens are required
+Registered by ``cli.main`` (``register(app)``). Bearer tokens are required
 unless ``--no-auth`` (loopback only: requests without a token then act as the CLI principal).
 """
 

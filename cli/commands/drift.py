@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from cli import output
-from cli.commands_proposals import show_proposal
+from cli.commands.proposals import show_proposal
 from cli.inputs import read_body
 from cli.options import JsonFlag, Repo
 from cli.session import session

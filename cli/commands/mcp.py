@@ -2,7 +2,7 @@
 
 The tools act as the CLI's principal (``--as``, ``AMEIDE_PRINCIPAL``, else the saved admin),
 narrowed by ``--on-behalf-of`` and ``--purpose``; give an agent its own principal with
-``--as agent:…``. Register with ``commands_mcp.register(app)`` in ``cli.main``.
+``--as agent:…``. Registered by ``cli.main`` (``register(app)``).
 """
 
 from __future__ import annotations

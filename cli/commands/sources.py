@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from cli import output
-from cli.commands_ingest import RoutingFile, _routing_rules
+from cli.commands.ingest import RoutingFile, _routing_rules
 from cli.options import JsonFlag, Repo
 from cli.session import session
 from domain.errors import FailedPrecondition
