@@ -27,9 +27,9 @@ from ingest.markdown import (
     split_front_matter,
     title_for,
 )
-from ingest.pii import PROTECTED_KINDS, PiiScan, kind_of, redact, scan
-from ingest.routing import RoutableFile, RouteDecision, RouteError, RouteExplanation, Router
-from ingest.routing_model import Classification, Policy
+from ingest.routing.model import Classification, Policy
+from ingest.routing.rules import RoutableFile, RouteDecision, RouteError, RouteExplanation, Router
+from ingest.screening.pii import PROTECTED_KINDS, PiiScan, kind_of, redact, scan
 
 
 class SkipCode(StrEnum):

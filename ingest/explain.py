@@ -6,8 +6,8 @@ from typing import Any
 
 from ingest.document import Skip, SkipCode, routable_file
 from ingest.paths import unsafe_path_reason
-from ingest.routing import RepositoryKey, Router
-from ingest.routing_model import RoutingConfig
+from ingest.routing.model import RoutingConfig
+from ingest.routing.rules import RepositoryKey, Router
 
 PLACEHOLDER_REPOSITORY = RepositoryKey("tenant", "organization", "repository")
 """Stands for the command's repository when none is given (templates resolve against it)."""

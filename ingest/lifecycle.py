@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
-from ingest.references import names_index, resolve_reference
+from ingest.links.references import names_index, resolve_reference
 
 CURRENT, DRAFT, SUPERSEDED = "current", "draft", "superseded"
 

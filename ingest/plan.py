@@ -15,9 +15,10 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from domain.values import lone_surrogate_at, replace_lone_surrogates
-from ingest import lifecycle, pii
+from ingest import lifecycle
 from ingest.document import PreparedDocument, Skip, SkipCode, prepare_document
 from ingest.front_matter import JsonValue
+from ingest.links.references import names_index, resolve_reference_outcome
 from ingest.markdown import LinkKind, LinkRef
 from ingest.paths import glob_match, unsafe_path_reason
 from ingest.plan_model import (
@@ -28,9 +29,9 @@ from ingest.plan_model import (
     IngestReport,
     LinkCandidate,
 )
-from ingest.references import names_index, resolve_reference_outcome
-from ingest.routing import RepositoryKey, RoutableFile, RouteError, Router
-from ingest.routing_model import RoutingConfig
+from ingest.routing.model import RoutingConfig
+from ingest.routing.rules import RepositoryKey, RoutableFile, RouteError, Router
+from ingest.screening import pii
 from ingest.source import BacklogSource, BlobTooLargeError, ChangeKind, FileChange, TreeEntry
 
 __all__ = ["TYPE_KEY", "PlanOptions", "build_plan", "element_id_for"]
@@ -273,7 +274,7 @@ class _Planner:
 
     def _fallback(self, candidates: tuple[str, ...]) -> tuple[str | None, bool]:
         """A link no candidate path matched, resolved by the remaining rules of
-        ``ingest.references.resolve_reference`` (leading folders dropped, a unique file name);
+        ``ingest.links.references.resolve_reference`` (leading folders dropped, a unique file name);
         and whether it stayed unresolved because several files answer to it."""
         if self._by_name is None:
             self._by_name = names_index(self.ingestible)

@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from ingest.markdown import LinkKind
-from ingest.routing_model import Classification, Policy
+from ingest.routing.model import Classification, Policy
 
 if TYPE_CHECKING:
     from ingest.document import PreparedDocument, SkipCode

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingest.links import AMBIGUOUS, MISSING, OUTSIDE_REASONS
+from ingest.links.resolve import AMBIGUOUS, MISSING, OUTSIDE_REASONS
 from ingest.plan_model import ActionKind, FileAction, IngestPlan
 
 COUNTED = ("new", "changed", "unchanged", "renamed", "retired", "reinstated", "skipped")
@@ -29,7 +29,7 @@ class RunTally:
     links_added: int = 0
     links_retired: int = 0
     links_resolved: int = 0
-    # unresolved links by reason (see ingest.links.unresolved_reason)
+    # unresolved links by reason (see ingest.links.resolve.unresolved_reason)
     links_unresolved: Counter[str] = field(default_factory=Counter)
     supersedes_added: int = 0
     supersedes_retired: int = 0

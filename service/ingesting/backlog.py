@@ -40,7 +40,7 @@ from service.kernel import Kernel, acting
 
 if TYPE_CHECKING:  # the pipeline (Markdown, YAML, routing rules) is imported by its first use
     from ingest.plan_model import FileAction, IngestPlan
-    from ingest.routing_model import RoutingConfig
+    from ingest.routing.model import RoutingConfig
     from ingest.state import MirrorState
 
 MAX_GLOB_CHARS = 500
@@ -137,7 +137,8 @@ class Ingest:
         progress: Progress | None,
     ) -> IngestRun:
         """Add full-scan retirements, drop what the caller may not write, resolve links."""
-        from ingest import links, run_report
+        from ingest import run_report
+        from ingest.links import resolve as links
 
         actions = list(plan.actions)
         if plan.full_scan:
@@ -265,8 +266,9 @@ class Ingest:
         """Which routing rule decides a file, and why, rule by rule (reads no stored state).
 
         ``routing`` is the rule file's YAML text, as for :meth:`ingest_backlog`."""
-        from ingest import explain, plan, routing_model
-        from ingest.routing import RepositoryKey
+        from ingest import explain, plan
+        from ingest.routing import model as routing_model
+        from ingest.routing.rules import RepositoryKey
 
         if caller is not None:
             self.k.gate.check_caller(caller)
@@ -351,7 +353,8 @@ def _plan(
     glob: str,
     progress: Progress | None,
 ) -> IngestPlan:
-    from ingest import plan, routing
+    from ingest import plan
+    from ingest.routing import rules as routing
 
     tick = (lambda done, total: progress("reading", done, total)) if progress else None
     try:
@@ -380,7 +383,7 @@ def _valid_glob(glob: str) -> str:
 
 def _routing_config(routing: str | None, name: str) -> RoutingConfig | None:
     """A rule file's YAML text, validated; errors name the file (``name``), rule and field."""
-    from ingest.routing import RoutingConfigError, load_config
+    from ingest.routing.rules import RoutingConfigError, load_config
 
     if routing is None:
         return None

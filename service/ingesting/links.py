@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from domain.model import Relationship, RelationshipKind
-from ingest.link_types import LINK_TYPE
+from ingest.links.types import LINK_TYPE
 from service.core import UnitOfWork
 from service.governance.writer import ElementWriter
 from service.ingesting.mirror import BATCH, IngestRun
@@ -17,7 +17,7 @@ from service.kernel import Kernel
 if (
     TYPE_CHECKING
 ):  # the ingest pipeline is imported by the first run (``service.ingesting.backlog``)
-    from ingest.links import LinkTarget
+    from ingest.links.resolve import LinkTarget
 
     _LinkWork = tuple[str, str, tuple[LinkTarget, ...], bool]
     """(repository, source element, link targets, whether links no longer named are retired)"""
@@ -56,7 +56,7 @@ class LinkMirror:
         """Make each mirrored file's ``links_to`` relationships match its links, connect older
         files whose unresolved links point at files that appeared in this run, and make its
         ``SUPERSEDES`` relationships match its lifecycle statements."""
-        from ingest.links import FileLinks
+        from ingest.links.resolve import FileLinks
 
         work: list[_LinkWork] = []
         for a in run.applied:
@@ -146,7 +146,7 @@ class LinkMirror:
 
     def _late_links(self, run: IngestRun) -> list[_LinkWork]:
         """Files untouched by this run whose recorded unresolved links now resolve."""
-        from ingest.links import late_targets
+        from ingest.links.resolve import late_targets
 
         touched = {a.element_id for a in run.actions}
         others = [f for f in run.state.live() if f.element_id not in touched]

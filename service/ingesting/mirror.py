@@ -28,7 +28,7 @@ from service.ports import IngestStore
 if (
     TYPE_CHECKING
 ):  # the ingest pipeline is imported by the first run (``service.ingesting.backlog``)
-    from ingest.links import FileLinks
+    from ingest.links.resolve import FileLinks
     from ingest.plan_model import FileAction, IngestPlan
     from ingest.run_report import RunTally
     from ingest.state import MirrorState

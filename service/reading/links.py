@@ -2,7 +2,7 @@
 
 The links of a selection are the ``links_to`` relationships live at the read's ``as_of`` whose
 source *and* target elements the selection holds; each contributes the anchor texts its link
-has in the source's **selected** version (``ingest.anchor_text``). The selection is the
+has in the source's **selected** version (``ingest.links.anchor_text``). The selection is the
 permission-trimmed, ``as_of``-resolved version set every other recall filters on, so an anchor
 from a page the caller cannot read, or from a version not selected at its instant, is never
 counted — nor is it part of the field's statistics (``projection.link_graph``). Re-ingest
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from ingest.link_types import LINK_TYPE, SUPERSEDED_BY_TYPE, SUPERSEDES_TYPE
+from ingest.links.types import LINK_TYPE, SUPERSEDED_BY_TYPE, SUPERSEDES_TYPE
 from projection.keyword_index import KeywordIndex
 from projection.link_graph import Anchor, LinkGraph
 from projection.ranking import PathStep
@@ -98,7 +98,7 @@ class LinkGraphs:
         self, uow: UnitOfWork, index: KeywordIndex, version_ids: list[str]
     ) -> dict[str, _Analysed]:
         """Each linking version's analysed anchors (kept; bodies read only for new ones)."""
-        from ingest.anchor_text import anchor_texts  # the Markdown reader: only when linked
+        from ingest.links.anchor_text import anchor_texts  # the Markdown reader: only when linked
 
         out: dict[str, _Analysed] = {}
         missing = []

@@ -10,8 +10,8 @@ import pytest
 import sqlalchemy as sa
 
 from domain.errors import InvalidArgument, NotFound
-from ingest.pii import luhn_valid
 from ingest.plan import element_id_for
+from ingest.screening.pii import luhn_valid
 from runtime import App
 from service.authz import Caller
 from tests.conftest import World, make_world

@@ -8,13 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ingest import markdown, pii, secret_rules
+from ingest import markdown
 from ingest.front_matter import FrontMatterError, parse_front_matter
-from ingest.links import mirrored_after, resolve_links
+from ingest.links.resolve import mirrored_after, resolve_links
 from ingest.markdown import LinkKind
 from ingest.paths import resolve_relative, unsafe_path_reason
 from ingest.plan import element_id_for
 from ingest.plan_model import ActionKind, FileAction, LinkCandidate
+from ingest.screening import pii, secret_rules
 from ingest.state import MirroredFile, MirrorState
 
 TOKENS = [

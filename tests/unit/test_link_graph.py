@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ingest.anchor_text import MAX_ANCHORS_PER_LINK, anchor_texts
+from ingest.links.anchor_text import MAX_ANCHORS_PER_LINK, anchor_texts
 from projection.link_graph import K1, Anchor, B, LinkGraph
 from projection.ranking import Candidate, PathStep, RankingWeights, score
 

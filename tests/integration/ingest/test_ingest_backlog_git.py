@@ -9,10 +9,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ingest.git_source import GitBacklogSource
-from ingest.links import mirrored_after, resolve_links
+from ingest.links.resolve import mirrored_after, resolve_links
 from ingest.plan import PlanOptions, build_plan, element_id_for
 from ingest.plan_model import ActionKind, IngestPlan
-from ingest.routing import RepositoryKey, load_config
+from ingest.routing.rules import RepositoryKey, load_config
 from ingest.state import MirrorState
 
 HOME = RepositoryKey("acme", "eng", "backlog")

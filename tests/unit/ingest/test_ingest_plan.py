@@ -11,7 +11,7 @@ import ingest.plan as plan_module
 from ingest.markdown import content_hash
 from ingest.plan import PlanOptions, build_plan, element_id_for
 from ingest.plan_model import TYPE_KEY, ActionKind, FileAction, IngestPlan
-from ingest.routing import RepositoryKey, load_config
+from ingest.routing.rules import RepositoryKey, load_config
 from ingest.source import (
     MODE_GITLINK,
     MODE_SYMLINK,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ingest.lifecycle import CONVENTIONS, derive, references, state_of
-from ingest.references import resolve_reference
+from ingest.links.references import resolve_reference
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ingest.pii import (
+from ingest.screening.pii import (
     DEFAULT_MASK,
     PiiKind,
     iban_valid,

@@ -6,8 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from ingest.routing import RepositoryKey, RoutableFile, Router, RoutingConfigError, load_config
-from ingest.routing_model import Classification, Policy
+from ingest.routing.model import Classification, Policy
+from ingest.routing.rules import (
+    RepositoryKey,
+    RoutableFile,
+    Router,
+    RoutingConfigError,
+    load_config,
+)
 
 HOME = RepositoryKey("acme", "eng", "backlog")
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "routing.yaml"

@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ingest.document import Skip, explain_file
-from ingest.routing import RepositoryKey, RoutableFile, RouteError, Router
-from ingest.routing_conditions import evaluate
-from ingest.routing_model import Classification, GroupCondition, Policy, RoutingConfig
+from ingest.routing.conditions import evaluate
+from ingest.routing.model import Classification, GroupCondition, Policy, RoutingConfig
+from ingest.routing.rules import RepositoryKey, RoutableFile, RouteError, Router
 
 HOME = RepositoryKey("acme", "eng", "backlog")
 

@@ -8,9 +8,9 @@ from detect_secrets.plugins.jwt import JwtTokenDetector
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ingest.pii import PROTECTED_KINDS, PiiKind, redact, scan
-from ingest.routing_model import Policy
-from ingest.secret_rules import find_secrets
+from ingest.routing.model import Policy
+from ingest.screening.pii import PROTECTED_KINDS, PiiKind, redact, scan
+from ingest.screening.secret_rules import find_secrets
 
 M = "█"
 JWT = (

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.records import MirroredFile
-from ingest.link_types import SUPERSEDED_BY_TYPE, SUPERSEDES_TYPE
+from ingest.links.types import SUPERSEDED_BY_TYPE, SUPERSEDES_TYPE
 from ingest.plan_model import ActionKind, FileAction, LinkCandidate
 from ingest.state import MirrorState
 

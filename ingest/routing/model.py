@@ -43,7 +43,7 @@ from pydantic import (
     model_validator,
 )
 
-from ingest.pii import PROTECTED_KINDS, kind_of
+from ingest.screening.pii import PROTECTED_KINDS, kind_of
 
 SIGNALS = frozenset(
     {"word_count", "heading_count", "line_count", "link_count", "size_bytes"}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ingest.paths import glob_match
-from ingest.routing_model import FieldCondition, GroupCondition
+from ingest.routing.model import FieldCondition, GroupCondition
 
 
 class _Missing:

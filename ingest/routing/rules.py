@@ -19,8 +19,8 @@ import yaml
 from pydantic import ValidationError
 
 from domain.values import lone_surrogate_at
-from ingest.routing_conditions import MISSING, RoutableFile, evaluate, lookup
-from ingest.routing_model import (
+from ingest.routing.conditions import MISSING, RoutableFile, evaluate, lookup
+from ingest.routing.model import (
     CONDITION_TAGS,
     Classification,
     Policy,

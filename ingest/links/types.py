@@ -1,5 +1,5 @@
 """The relationship types an ingest writes for links, as plain names: the read side ranks by
-them without loading the ingest's planning (``ingest.links`` re-exports them)."""
+them without loading the ingest's planning (``ingest.links.resolve`` re-exports them)."""
 
 LINK_TYPE = "ameide:ingest.links_to"
 SUPERSEDES_TYPE = "ameide:lifecycle.supersedes"

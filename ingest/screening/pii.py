@@ -2,10 +2,10 @@
 
 Detected kinds: e-mail addresses, phone numbers, payment card numbers (Luhn-checked, spaced,
 dashed, dotted, slashed or unspaced), IBANs (mod-97-checked, upper or lower case) and
-secrets (``ingest.secret_rules``: the detect-secrets rule set and a few rules of ours), each
-secret counted as ``secret:<kind>`` (``secret:aws``, ``secret:url_password``, …). Detection
-is deliberately a little eager: a false positive costs a masked token, a false negative leaks
-data.
+secrets (``ingest.screening.secret_rules``: the detect-secrets rule set and a few rules of
+ours), each secret counted as ``secret:<kind>`` (``secret:aws``, ``secret:url_password``, …).
+Detection is deliberately a little eager: a false positive costs a masked token, a false
+negative leaks data.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ingest.secret_rules import find_secrets
+from ingest.screening.secret_rules import find_secrets
 
 DEFAULT_MASK = "█"
 
