@@ -1,8 +1,4 @@
-"""The read side over gRPC: GetReadContext, VerifyCitations and Replay (docs/product.md §4, §9).
-
-These run once ``MemoryService`` has the read-side use cases; until then they skip, naming the
-missing method.
-"""
+"""The read side over gRPC: GetReadContext, VerifyCitations and Replay (docs/product.md §4, §9)."""
 
 from __future__ import annotations
 
@@ -14,17 +10,8 @@ import pytest
 
 from ameide_proto.v1 import governance_pb2 as gov
 from ameide_proto.v1 import projection_pb2 as proj
-from service.app import MemoryService
 from tests.conftest import World
 from tests.e2e.grpc_harness import GrpcClient, serve
-
-READ_SIDE = ("read_context", "verify_citations", "replay", "evaluate")
-pytestmark = pytest.mark.skipif(
-    not all(hasattr(MemoryService, name) for name in READ_SIDE),
-    reason="MemoryService lacks "
-    + ", ".join(n for n in READ_SIDE if not hasattr(MemoryService, n))
-    + " (the read side has not landed yet)",
-)
 
 SOP_V1 = "# Testing SOP\n\n## Phases\n\nRun phase 0 and phase 1 tests with make test.\n"
 SOP_V2 = SOP_V1 + "\nThen run phase 2 tests with make test-e2e.\n"
