@@ -13,6 +13,7 @@ from console.pages_review import actions_in
 from console.web import OptionalText, PostedDep, Signed, SignedDep, render, see_other
 from domain.errors import AmeideError
 from edge.errors import rule_for
+from edge.results import as_json
 
 router = APIRouter()
 REPO = "/repos/{tenant}/{org}/{name}"
@@ -36,9 +37,7 @@ def drift_page(
 ) -> Response:
     """The page (again, with a refusal when an action was refused)."""
     svc, caller = signed.service, signed.caller
-    entries: list[dict[str, Any]] = svc.drift.drift_list(caller, repo).model_dump(mode="json")[
-        "entries"
-    ]
+    entries: list[dict[str, Any]] = as_json(svc.drift.drift_list(caller, repo))["entries"]
     for e in entries:
         e["lines"] = tagged(e["diff"])
     report = svc.gaps.gaps(caller, repo, topic.strip() or None if topic else None)
@@ -50,7 +49,7 @@ def drift_page(
         rule_for(error).http_status if error else 200,
         repo=repo,
         entries=entries,
-        gaps=report.model_dump(mode="json"),
+        gaps=as_json(report),
         topic=topic or "",
         may_curate="curate" in actions,
         may_propose="propose" in actions,

@@ -230,7 +230,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.DriftArgs,
         DriftList,
         READ_ONLY,
-        lambda svc, caller, a: svc.drift.drift_list(caller, a.repository).model_dump(mode="json"),
+        lambda svc, caller, a: svc.drift.drift_list(caller, a.repository),
     ),
     ToolSpec(
         "memory.gaps",
@@ -241,7 +241,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.GapsArgs,
         GapsReport,
         READ_ONLY,
-        lambda svc, caller, a: svc.gaps.gaps(caller, a.repository, a.topic).model_dump(mode="json"),
+        lambda svc, caller, a: svc.gaps.gaps(caller, a.repository, a.topic),
     ),
     ToolSpec(
         "memory.propose",

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
-from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from server.rest.deps import ServiceDep
@@ -48,4 +47,4 @@ async def source_hook(source_id: SourceId, request: Request, svc: ServiceDep) ->
         return error_response(
             429, "RATE_LIMITED", answer.reason or "too many deliveries", {"source_id": source_id}
         )
-    return JSONResponse(answer.model_dump(), status_code=202)
+    return answer  # 202, dumped by FastAPI as its response_model
