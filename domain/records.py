@@ -37,3 +37,6 @@ class IndexableVersion:
     recorded_at: datetime
     retired_at: datetime | None
     erased: bool
+    replaced_at: datetime | None = None
+    """When the element's next version was recorded (``None``: the current one): a read's
+    BM25 statistics count the versions current at its instant (``projection.tantivy``)."""

@@ -90,6 +90,9 @@ class IndexedChunk:
     effective_from: float | None = None
     effective_to: float | None = None
     superseded: bool = False
+    replaced_at: float | None = None
+    """When the element's next version was recorded (``None``: none yet). Not a filter: the
+    tantivy engine's statistics count the versions current at a read's instant."""
 
     def version_attributes(self) -> tuple[object, ...]:
         """The attributes every chunk of the same version must share."""
@@ -100,7 +103,7 @@ class IndexedChunk:
 _VERSION_ATTRIBUTES = (
     *("version_id", "title", "repository_key", "element_id", "classification_rank"),
     *("source_kind", "type_key", "recorded_at", "retired_at", "effective_from"),
-    *("effective_to", "superseded"),
+    *("effective_to", "superseded", "replaced_at"),
 )
 _version_attributes = attrgetter(*_VERSION_ATTRIBUTES)  # one C call per chunk (rebuilds check each)
 
@@ -306,6 +309,7 @@ def indexed_chunks(
     effective_from: float | None = None,
     effective_to: float | None = None,
     superseded: bool = False,
+    replaced_at: float | None = None,
 ) -> list[IndexedChunk]:
     """Chunk a version body and attach the version attributes, ready for the index.
 
@@ -338,6 +342,7 @@ def indexed_chunks(
             effective_from=effective_from,
             effective_to=effective_to,
             superseded=superseded,
+            replaced_at=replaced_at,
         )
         for key, path, text, start, end in spans
     ]

@@ -16,6 +16,18 @@ from storage.rows import dialect_insert
 
 INDEXED_SOURCE_KINDS = (SourceKind.CANONICAL.value, SourceKind.INGESTED_EVIDENCE.value)
 
+_later = t.element_versions.alias("later")
+_REPLACED_AT = (
+    sa.select(sa.func.min(_later.c.recorded_at))
+    .where(
+        _later.c.element_id == t.element_versions.c.element_id,
+        _later.c.recorded_at > t.element_versions.c.recorded_at,
+    )
+    .scalar_subquery()
+    .label("replaced_at")
+)
+"""When the element's next version was recorded (erased ones count: they were current then)."""
+
 
 _COLUMNS = (
     t.element_versions.c.version_id,
@@ -31,6 +43,7 @@ _COLUMNS = (
     t.elements.c.retired_at,
     t.element_versions.c.erased_at,
     t.element_versions.c.classification.label("version_classification"),
+    _REPLACED_AT,
 )
 
 
@@ -45,7 +58,7 @@ def _indexable(r: Any) -> IndexableVersion:
         r.version_id, r.element_id, r.repo_key, r.source_kind, r.type_key,
         _higher(r.classification, r.version_classification),
         r.title, r.body, dict(r.metadata or {}), r.recorded_at, r.retired_at,
-        r.erased_at is not None,
+        r.erased_at is not None, r.replaced_at,
     )  # fmt: skip
 
 
@@ -151,10 +164,12 @@ class IndexStore:
     def indexable_versions(
         self, *, version_ids: Sequence[str] = (), element_ids: Sequence[str] = ()
     ) -> list[IndexableVersion]:
-        """The given versions plus every version of the given elements, if indexable."""
+        """The given versions, the versions they replaced (whose ``replaced_at`` they set), and
+        every version of the given elements, if indexable."""
         v, e = t.element_versions.c, t.elements.c
         cond = sa.or_(
             v.version_id.in_(list(version_ids)) if version_ids else sa.false(),
+            v.version_id.in_(self._replaced_by(version_ids)) if version_ids else sa.false(),
             v.element_id.in_(list(element_ids)) if element_ids else sa.false(),
         )
         q = (
@@ -163,6 +178,22 @@ class IndexStore:
             .where(cond, e.source_kind.in_(INDEXED_SOURCE_KINDS))
         )
         return [_indexable(r) for r in self.conn.execute(q)]
+
+    @staticmethod
+    def _replaced_by(version_ids: Sequence[str]) -> sa.Select[Any]:
+        """The version each of ``version_ids`` replaced: its element's latest one before it."""
+        new, old = t.element_versions.alias("new"), t.element_versions.alias("old")
+        latest_before = (
+            sa.select(sa.func.max(old.c.recorded_at))
+            .where(old.c.element_id == new.c.element_id, old.c.recorded_at < new.c.recorded_at)
+            .scalar_subquery()
+        )
+        previous = t.element_versions.alias("previous")
+        return (
+            sa.select(previous.c.version_id)
+            .join(new, new.c.element_id == previous.c.element_id)
+            .where(new.c.version_id.in_(list(version_ids)), previous.c.recorded_at == latest_before)
+        )
 
     def all_indexable_versions(self, batch: int = 500) -> Iterator[IndexableVersion]:
         """Every indexable version, streamed in batches (for a rebuild)."""

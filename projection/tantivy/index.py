@@ -339,6 +339,7 @@ def _add_version(
         "effective_from": micros(first.effective_from),
         "effective_to": micros(first.effective_to),
         "recorded_at": micros(first.recorded_at),
+        "replaced_at": micros(first.replaced_at),
         "title": terms(first.title),
         "version_key": key(first.version_id),
         "element_key": key(first.element_id),
@@ -348,7 +349,7 @@ def _add_version(
     ordered = sorted(group, key=lambda chunk: chunk.start)
     headings = {path: terms(path) for path in dict.fromkeys(c.heading_path for c in ordered)}
     texts = [terms(chunk.text) for chunk in ordered]
-    scope = partition(indexed["access"])
+    scope = partition(indexed["access"], replaced=first.replaced_at is not None)
     scoped_title = {scope: indexed["title"]}
     title_length = _length(indexed["title"])
     lengths = {path: _length(heading) for path, heading in headings.items()}

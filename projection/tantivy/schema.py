@@ -33,7 +33,7 @@ import tantivy
 
 from projection import keyword_index as port
 
-FORMAT = 8
+FORMAT = 9
 """What the index files hold; bump it when the schema, the analyser or the stored values change."""
 INDEX_ANALYZER = "whitespace"
 """The text fields' analyser: tantivy's built-in ``whitespace`` tokenizer, which splits at
@@ -45,10 +45,11 @@ LENGTH_FIELDS = {name: f"{name}_length" for name in TEXT_FIELDS}
 keeps it quantised to one byte), summed over the documents a read's statistics count."""
 SCOPED_FIELDS = {name: f"{name}_in" for name in TEXT_FIELDS}
 """JSON fields holding each text field's terms under the document's partition (its ``access``
-value, repository and classification, as :func:`partition` names it): tantivy's term
-dictionary then knows how many documents of one partition hold a word
-(``searcher.doc_freq("text_in.<partition>", term)``), which the statistics of a read sum over
-the readable partitions instead of intersecting the word's postings with them
+value, repository and classification, as :func:`partition` names it) — a current version's
+under one path, a replaced one's (its element has a later version, ``replaced_at``) under
+another: tantivy's term dictionary then knows how many current documents of one partition hold
+a word (``searcher.doc_freq("text_in.<partition>", term)``), which the statistics of a read sum
+over the readable partitions instead of intersecting the word's postings with them
 (:mod:`~projection.tantivy.statistics`). Only which documents hold a word is indexed."""
 TERMS = "terms"
 """Stored: the analysed terms of the title, the heading (a version: every heading) and the text
@@ -57,7 +58,7 @@ hold one; JSON's escaping scan was a sixth of a build), whose term frequencies t
 rescoring counts (:mod:`~projection.tantivy.statistics`)."""
 TERMS_SEPARATOR = "\n"
 IDENTIFIER_FIELDS = ("version_id", "element_id", "access", "source_kind", "type_key", "superseded")
-TIME_FIELDS = ("recorded_at", "retired_at", "effective_from", "effective_to")
+TIME_FIELDS = ("recorded_at", "retired_at", "effective_from", "effective_to", "replaced_at")
 STORED = "stored"
 KEY_FIELDS = {"version_ids": "version_key", "element_ids": "element_key"}
 """Fast fields holding a 64-bit hash of the version and element id, for long allowlists."""
@@ -198,10 +199,12 @@ def key(identifier: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-def partition(access: str) -> str:
+def partition(access: str, *, replaced: bool = False) -> str:
     """The JSON path of a partition (an ``access`` value, ``rank:repository``) in the
-    :data:`SCOPED_FIELDS`: a hash, as a repository key may hold the dots that separate a path."""
-    return "p" + hashlib.blake2b(access.encode("utf-8"), digest_size=8).hexdigest()
+    :data:`SCOPED_FIELDS`, for its current documents or, ``replaced``, for those of versions
+    replaced since: a hash, as a repository key may hold the dots that separate a path."""
+    digest = hashlib.blake2b(access.encode("utf-8"), digest_size=8).hexdigest()
+    return ("r" if replaced else "p") + digest
 
 
 def long_allowlists(f: port.IndexFilter) -> dict[str, frozenset[int]]:

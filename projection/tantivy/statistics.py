@@ -2,13 +2,17 @@
 
 tantivy scores with statistics of the whole index (every tenant, classification and version),
 and tantivy-py cannot plug in others. So a search here computes BM25 itself, from statistics of
-the **population**: the documents the caller may read as of the read's instant — the readable
-repositories at or below the caller's clearance there, recorded at or before ``as_of`` (the
-``access`` and ``recorded_at`` criteria of the :class:`~projection.keyword_index.IndexFilter`).
+the **population**: the documents the caller may read as they stood at the read's instant — the
+readable repositories at or below the caller's clearance there (the ``access`` criteria of the
+:class:`~projection.keyword_index.IndexFilter`), each element's version current then: recorded
+at or before ``as_of`` (or now) and not replaced by a later version by then (``replaced_at``).
 Nothing the caller may not read is counted, so documents of other tenants, above the clearance or
-recorded after ``as_of`` change neither a score nor an order. (The read's other criteria — the
-selection's version allowlist, the attribute allowlists and exclusions — choose which readable
-documents are returned, not the statistics: the Whoosh engine narrows its statistics to those too.)
+recorded after ``as_of`` change neither a score nor an order; and an element's history does not
+count its words again and again (the real corpus's 248 earlier versions of changed files made
+the full pipeline's nDCG@10 0.013 lower than the Whoosh engine's). (The read's other criteria —
+the selection's version allowlist, the attribute allowlists and exclusions — choose which
+readable documents are returned, not the statistics: the Whoosh engine narrows its statistics
+to those too.)
 
 - Population statistics (document count, summed exact field lengths from the ``*_length`` fast
   fields) by one aggregation over the population query; document frequencies of the query's
@@ -54,6 +58,7 @@ from projection.tantivy.schema import (
 K1, B = 1.2, 0.75  # tantivy's BM25 parameters, and the Whoosh engine's
 SAFETY = 1e-4
 """Relative margin of the rescoring bound for tantivy's single-precision arithmetic."""
+_EARLIEST = -(2**63)  # a range needs a bound: the smallest indexed microsecond
 KEPT = 20_000  # entries a side keeps (statistics per population, frequencies per word)
 DOCUMENTS_KEPT = 16_000_000
 """Characters of analysed text a side keeps for the documents it rescored (the same documents
@@ -76,7 +81,8 @@ def _access(f: port.IndexFilter) -> list[str]:
 
 
 def population_query(schema: tantivy.Schema, f: port.IndexFilter) -> tantivy.Query:
-    """The documents the caller may read as of the read's instant (the statistics' population)."""
+    """The documents the caller may read as they stood at the read's instant (the statistics'
+    population): of the readable partitions, recorded by then and not yet replaced then."""
     access = _access(f)
     # a union of term queries (not a term set): intersected lazily with a word's postings
     readable = tantivy.Query.boolean_query(
@@ -88,13 +94,23 @@ def population_query(schema: tantivy.Schema, f: port.IndexFilter) -> tantivy.Que
             for a in access
         ]
     )
-    clauses = [(tantivy.Occur.Must, readable)]
+    clauses = [(tantivy.Occur.Must, readable), (tantivy.Occur.MustNot, _replaced(schema, f))]
     if f.as_of is not None:
-        recorded = tantivy.Query.range_query(
-            schema, "recorded_at", tantivy.FieldType.Integer, None, micros(f.as_of)
-        )
-        clauses.append((tantivy.Occur.Must, recorded))
+        clauses.append((tantivy.Occur.Must, _recorded(schema, f.as_of)))
     return tantivy.Query.boolean_query(clauses)
+
+
+def _recorded(schema: tantivy.Schema, as_of: float) -> tantivy.Query:
+    """Documents recorded at or before ``as_of``."""
+    integer = tantivy.FieldType.Integer
+    return tantivy.Query.range_query(schema, "recorded_at", integer, None, micros(as_of))
+
+
+def _replaced(schema: tantivy.Schema, f: port.IndexFilter) -> tantivy.Query:
+    """Documents of versions replaced by the read's instant (by now: any replaced one)."""
+    upper = None if f.as_of is None else micros(f.as_of)
+    integer = tantivy.FieldType.Integer
+    return tantivy.Query.range_query(schema, "replaced_at", integer, _EARLIEST, upper)
 
 
 def search(
@@ -321,15 +337,24 @@ def _frequencies(
     """Per (field, term): how many documents of the population hold the term in the field,
     summed over the readable partitions (:data:`~projection.tantivy.schema.SCOPED_FIELDS`).
 
-    Without ``as_of`` and without deleted documents in the index, each partition's count is
-    its term dictionary's document frequency (no posting read); otherwise a count of the
-    partition's postings (deleted documents left out, ``recorded_at ≤ as_of`` applied)."""
-    scopes = [partition(access) for access in _access(index_filter)]
-    recorded = None
-    if index_filter.as_of is not None:
-        recorded = tantivy.Query.range_query(
-            schema, "recorded_at", tantivy.FieldType.Integer, None, micros(index_filter.as_of)
+    Without ``as_of`` the population is the partitions' current documents: without deleted
+    documents in the index, each partition's count is its term dictionary's document frequency
+    (no posting read), otherwise a count of its postings (deleted documents left out). With
+    ``as_of``, the current documents recorded by then and the replaced ones recorded by then
+    and replaced after it, counted in their postings."""
+    accesses = _access(index_filter)
+    scopes = [partition(access) for access in accesses]
+    at = index_filter.as_of
+    recorded = replaced = None
+    if at is not None:
+        recorded = _recorded(schema, at)
+        later = tantivy.Query.range_query(
+            schema, "replaced_at", tantivy.FieldType.Integer, micros(at), None, include_lower=False
         )
+        replaced = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, recorded), (tantivy.Occur.Must, later)]
+        )
+        scopes_then = [partition(access, replaced=True) for access in accesses]
     found: dict[tuple[str, str], int] = {}
     for pair in pairs:
         value = kept.peek(("df", epoch, population, pair))
@@ -340,6 +365,11 @@ def _frequencies(
                 value = sum(searcher.doc_freq(path, term) for path in paths)
             else:
                 value = sum(_count(searcher, schema, path, term, recorded) for path in paths)
+            if replaced is not None:
+                value += sum(
+                    _count(searcher, schema, f"{SCOPED_FIELDS[name]}.{scope}", term, replaced)
+                    for scope in scopes_then
+                )
             kept.put(("df", epoch, population, pair), value)
         found[pair] = value
     return found

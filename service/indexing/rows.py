@@ -31,6 +31,7 @@ def chunks_of(v: IndexableVersion) -> list[IndexedChunk]:
         effective_from=epoch_of(v.metadata.get("effective_from")),
         effective_to=epoch_of(v.metadata.get("effective_to")),
         superseded=is_superseded(v.metadata),
+        replaced_at=epoch_of(v.replaced_at),
     )
 
 

@@ -538,3 +538,32 @@ def test_while_another_process_holds_the_index_commits_and_status_do_not_wait(
         assert w.svc.index.health()["ready"] is True  # lag is reported, not a failure
     _applied_in_the_background(w)  # the round the commit woke applies it once the lock is free
     assert w.svc.index.index_status(w.admin, catch_up=False)["consistent"] is True
+
+
+def test_a_new_version_marks_the_one_it_replaced_for_the_index(fresh_world: World):
+    """The upkeep of a new version indexes the version it replaced again, with ``replaced_at``
+    its recorded instant (a read's statistics count the versions current at its instant); a
+    rebuild reads the same from the database."""
+    ids = _populate(fresh_world)
+    with fresh_world.app.engine.connect() as conn:
+        v = t.element_versions.c
+        rows = conn.execute(
+            sa.select(v.version_id, v.recorded_at)
+            .where(v.element_id == ids["sop"])
+            .order_by(v.recorded_at)
+        ).all()
+    (first, first_at), (second, second_at) = rows
+    with fresh_world.app.uow() as uow:
+        found = {x.version_id: x for x in uow.store.indexable_versions(version_ids=[second])}
+        every = {x.version_id: x for x in uow.store.all_indexable_versions()}
+    assert set(found) == {first, second}  # the one it replaced comes along
+    assert found[first].replaced_at == second_at
+    assert found[second].replaced_at is None
+    assert every[first].replaced_at == second_at
+    assert every[second].replaced_at is None
+    assert second_at > first_at
+    index = fresh_world.app.reads.index
+    stored = {c.version_id: c.replaced_at for c in getattr(index, "_stored_chunks", list)()}
+    if stored:  # the tantivy engine keeps its chunks whole: what the upkeep indexed
+        assert stored[first] == pytest.approx(second_at.replace(tzinfo=UTC).timestamp())
+        assert stored[second] is None

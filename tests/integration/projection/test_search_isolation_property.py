@@ -45,18 +45,27 @@ def _body(parts: list[tuple[str, list[str]]]) -> str:
 
 
 def _chunks(
-    n: int, title: str, parts: list[tuple[str, list[str]]], repository: str, rank: int, at: float
+    n: int,
+    title: str,
+    parts: list[tuple[str, list[str]]],
+    repository: str,
+    rank: int,
+    at: float,
+    *,
+    replaced_at: float | None = None,
+    element: int | None = None,
 ) -> list[IndexedChunk]:
     return indexed_chunks(
         body=_body(parts),
         title=title,
         repository_key=repository,
-        element_id=f"el-{n}",
+        element_id=f"el-{n if element is None else element}",
         version_id=f"v{n:03d}",
         classification_rank=rank,
         source_kind="CANONICAL",
         type_key="ameide:doc",
         recorded_at=at,
+        replaced_at=replaced_at,
     )
 
 
@@ -85,7 +94,7 @@ def _answers(index: Any, questions: Sequence[str], flt: IndexFilter, limit: int)
 )  # no speed claim
 @given(
     mine=st.lists(document, min_size=1, max_size=8),
-    forbidden=st.lists(st.tuples(st.integers(0, 2), document), min_size=1, max_size=8),
+    forbidden=st.lists(st.tuples(st.integers(0, 3), document), min_size=1, max_size=8),
     questions=st.lists(phrase, min_size=1, max_size=3),
     limit=st.integers(1, 6),
     as_of=st.booleans(),
@@ -93,8 +102,10 @@ def _answers(index: Any, questions: Sequence[str], flt: IndexFilter, limit: int)
 def test_forbidden_documents_change_neither_scores_nor_order(
     mine: list[Any], forbidden: list[Any], questions: list[str], limit: int, as_of: bool
 ) -> None:
+    """Kind 3 is a later version of one of the reader's documents, recorded after ``as_of``:
+    the document it replaces is indexed again as replaced then, and was current at ``as_of``."""
     flt = IndexFilter({MINE: 1}, as_of=AS_OF if as_of else None)
-    if not as_of:  # without as_of the later versions are readable: only the other two kinds
+    if not as_of:  # without as_of the later versions are readable: only the first two kinds
         forbidden = [(kind % 2, doc) for kind, doc in forbidden]
     with tempfile.TemporaryDirectory() as directory:
         index = Index(Path(directory) / "index")
@@ -102,8 +113,18 @@ def test_forbidden_documents_change_neither_scores_nor_order(
             for n, (title, parts) in enumerate(mine):
                 index.replace_versions(_chunks(n, title, parts, MINE, n % 2, 1_000.0 + n))
             before = _answers(index, questions, flt, limit)
+            replaced: set[int] = set()
             for n, (kind, doc) in enumerate(forbidden, start=100):
-                index.replace_versions(_forbidden(kind, n, doc))
+                old = n % len(mine)
+                if kind < 3 or old in replaced:
+                    index.replace_versions(_forbidden(min(kind, 2), n, doc))
+                    continue
+                replaced.add(old)
+                (title, parts), later = mine[old], AS_OF + 1
+                index.replace_versions(
+                    _chunks(old, title, parts, MINE, old % 2, 1_000.0 + old, replaced_at=later)
+                )
+                index.replace_versions(_chunks(n, *doc, MINE, old % 2, later, element=old))
             assert _answers(index, questions, flt, limit) == before
         finally:
             index.close()
@@ -128,6 +149,10 @@ def _reference(
         readable = first.classification_rank <= flt.max_rank_by_repository.get(
             first.repository_key, -1
         ) and (flt.as_of is None or first.recorded_at <= flt.as_of)
+        replaced = first.replaced_at is not None and (
+            flt.as_of is None or first.replaced_at <= flt.as_of
+        )
+        counted = readable and not replaced  # the population: as it stood at the read's instant
         admitted = readable and (flt.version_ids is None or first.version_id in flt.version_ids)
         headings = list(dict.fromkeys(c.heading_path for c in chunks))
         if versions:
@@ -136,12 +161,12 @@ def _reference(
                 [w for h in headings for w in index.words(h)],
                 [w for c in chunks for w in index.words(c.text)],
             ]
-            docs.append((first.version_id, first.version_id, readable, admitted, fields))
+            docs.append((first.version_id, first.version_id, counted, admitted, fields))
         else:
             for c in chunks:
                 fields = [index.words(c.title), index.words(c.heading_path), index.words(c.text)]
-                docs.append((c.chunk_id, c.version_id, readable, admitted, fields))
-    population = [fields for _, _, readable, _, fields in docs if readable]
+                docs.append((c.chunk_id, c.version_id, counted, admitted, fields))
+    population = [fields for _, _, counted, _, fields in docs if counted]
     count = len(population)
     sums = [sum(len(fields[i]) for fields in population) for i in range(3)]
     averages = [total / count if total else 1.0 for total in sums]
@@ -177,7 +202,7 @@ def _reference(
 @settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 @given(
     corpus=st.lists(
-        st.tuples(document, st.integers(0, 3), st.booleans(), st.booleans()),
+        st.tuples(document, st.integers(0, 3), st.booleans(), st.booleans(), st.integers(0, 2)),
         min_size=1,
         max_size=14,
     ),
@@ -200,11 +225,15 @@ def test_tantivy_answers_exactly_bm25_over_what_the_caller_may_read(
     """Other tenants' documents and long texts skew tantivy's whole-index statistics (its
     first-stage order); the answer is the exact list all the same, scores included. With
     ``moved`` the first version is indexed again above the clearance: tantivy's term
-    dictionary still counts its deleted documents, the population's statistics must not."""
+    dictionary still counts its deleted documents, the population's statistics must not. A
+    version replaced by the read's instant is found but not counted (``replaced``: 1 replaced
+    before ``as_of``, 2 after it)."""
     built = []
-    for n, ((title, parts), rank, theirs, late) in enumerate(corpus):
+    for n, ((title, parts), rank, theirs, late, replaced) in enumerate(corpus):
         at = AS_OF + 1 if late else 1_000.0 + n
-        built.append(_chunks(n, title, parts, THEIRS if theirs else MINE, rank, at))
+        replaced_at = (None, AS_OF - 1 if not late else None, AS_OF + 2)[replaced]
+        repository = THEIRS if theirs else MINE
+        built.append(_chunks(n, title, parts, repository, rank, at, replaced_at=replaced_at))
     allowlist = frozenset(chunks[0].version_id for chunks in built[::2]) if selected else None
     flt = IndexFilter({MINE: 2}, version_ids=allowlist, as_of=AS_OF if as_of else None)
     with tempfile.TemporaryDirectory() as directory:
@@ -212,9 +241,11 @@ def test_tantivy_answers_exactly_bm25_over_what_the_caller_may_read(
         try:
             index.replace_versions(chunk for chunks in built for chunk in chunks)
             if moved:
-                (title, parts), _, theirs, late = corpus[0]
+                (title, parts), _, theirs, late, _ = corpus[0]
                 at = AS_OF + 1 if late else 1_000.0
-                built[0] = _chunks(0, title, parts, THEIRS if theirs else MINE, 3, at)
+                replaced_at = built[0][0].replaced_at
+                repository = THEIRS if theirs else MINE
+                built[0] = _chunks(0, title, parts, repository, 3, at, replaced_at=replaced_at)
                 index.replace_versions(built[0])
             found = [
                 (h.chunk_id, h.score)
