@@ -63,8 +63,12 @@ KEPT = 20_000  # entries a side keeps (statistics per population, frequencies pe
 DOCUMENTS_KEPT = 16_000_000
 """Characters of analysed text a side keeps for the documents it rescored (the same documents
 top one query after another; analysing a chunk's text again was most of a search)."""
-Prepared = tuple[dict[str, Any], list[str], list[int]]
-"""A document's hit fields, its analysed fields padded for counting, and their lengths."""
+COUNT_COST = 100
+"""What a document kept counts (towards :data:`DOCUMENTS_KEPT`) per term frequency it keeps
+(a dict entry and its key, about that many bytes)."""
+COUNTS_KEPT = 384
+"""Term frequencies a document keeps at most (four questions of the most words, every field);
+past them it starts over."""
 Read = Callable[[tantivy.Document], tuple[dict[str, Any], Sequence[str]]]
 """A stored document → its hit fields and its analysed title, headings and text."""
 Clause = tuple[int, str, float, float]
@@ -230,8 +234,12 @@ def _rescored(
             above = by_version.get(version, ())
             if per_version is not None and sum(s > bound * score for s in above) >= per_version:
                 continue  # its version has enough scoring strictly more: never taken
-            hit, padded, lengths = _prepared(documents, epoch, searcher, address, read)
-            exact = _score(clauses, padded, lengths)
+            document = _prepared(documents, epoch, searcher, address, read)
+            exact = document.score(clauses)
+            if document.size > document.kept_at:  # it keeps more frequencies: count them
+                document.kept_at = document.size
+                documents.put(document.key, document, document.size)
+            hit = document.hit
             scored.append(
                 (exact, str(hit.get("chunk_id", hit["version_id"])), str(hit["version_id"]), hit)
             )
@@ -245,34 +253,53 @@ def _rescored(
         wanted *= 4
 
 
+class _Document:
+    """A document rescored: its hit, its analysed fields padded for counting and their lengths,
+    and the term frequencies counted so far — kept while the reader is current, each field's
+    term counted once (reads of the same documents repeat words, and counting a word in a
+    whole version's text is a scan of it: a third of a read on the real corpus)."""
+
+    __slots__ = ("counted", "hit", "kept_at", "key", "lengths", "padded", "size")
+
+    def __init__(self, key: Hashable, hit: dict[str, Any], texts: Sequence[str]) -> None:
+        self.key, self.hit = key, hit
+        self.lengths = [text.count(" ") + 1 if text else 0 for text in texts]
+        # doubled spaces: str.count then finds " term " repeated back to back too
+        self.padded = [f" {text.replace(' ', '  ')} " for text in texts]
+        self.counted: dict[tuple[int, str], int] = {}
+        self.size = self.kept_at = sum(map(len, self.padded)) + len(hit.get("text", "")) + 300
+
+    def score(self, clauses: list[Clause]) -> float:
+        """BM25: each clause's ``weight · tf / (tf + k1·(1 − b) + norm·length)``."""
+        counted = self.counted
+        if len(counted) > COUNTS_KEPT:
+            self.size -= COUNT_COST * len(counted)
+            counted.clear()
+        total = 0.0
+        for position, term, weight, norm in clauses:
+            tf = counted.get((position, term))
+            if tf is None:
+                tf = counted[(position, term)] = self.padded[position].count(f" {term} ")
+                self.size += COUNT_COST
+            if tf:
+                total += weight * tf / (tf + K1 * (1 - B) + norm * self.lengths[position])
+        return total
+
+
 def _prepared(
     documents: Lru,
     epoch: int,
     searcher: tantivy.Searcher,
     address: tantivy.DocAddress,
     read: Read,
-) -> Prepared:
-    """A document's hit and analysed fields, read once and kept while the reader is current."""
+) -> _Document:
+    """A document, read once and kept while the reader is current."""
     key = (epoch, address.segment_ord, address.doc)
-    found: Prepared | None = documents.peek(key)
+    found: _Document | None = documents.peek(key)
     if found is None:
-        hit, texts = read(searcher.doc(address))
-        lengths = [text.count(" ") + 1 if text else 0 for text in texts]
-        # doubled spaces: str.count then finds " term " repeated back to back too
-        padded = [f" {text.replace(' ', '  ')} " for text in texts]
-        found = (hit, padded, lengths)
-        documents.put(key, found, sum(map(len, padded)) + len(hit.get("text", "")) + 300)
+        found = _Document(key, *read(searcher.doc(address)))
+        documents.put(key, found, found.size)
     return found
-
-
-def _score(clauses: list[Clause], padded: list[str], lengths: list[int]) -> float:
-    """BM25 of one document: each clause's ``weight · tf / (tf + k1·(1 − b) + norm·length)``."""
-    total = 0.0
-    for position, term, weight, norm in clauses:
-        tf = padded[position].count(f" {term} ")
-        if tf:
-            total += weight * tf / (tf + K1 * (1 - B) + norm * lengths[position])
-    return total
 
 
 def _ranked(
