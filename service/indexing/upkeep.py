@@ -320,27 +320,31 @@ class IndexMaintainer(Generic[P]):
         they become open gaps. No outbox row is deleted: other indexes may still need them.
         """
         chunks: list[IndexedChunk] = []
-        keys: list[index_rows.ChunkRowKey] = []  # what the chunk rows need, not the text
-        with self._uow(readonly=True) as uow:
-            top = uow.store.max_outbox_id()
-            low = max(top - GAP_WINDOW, uow.store.outbox_pruned_through()) + 1
-            present = uow.store.outbox_ids_between(low, top) if top >= low else []
-            gaps = skipped(low - 1, present, time.time())
-            read = index_rows.stream_chunks(uow.store.all_indexable_versions(), progress)
-            stream = index_rows.kept(read, keys)
-            if self._keeps_chunk_rows:
-                # The keyword index takes the chunks as they are read: its engine indexes on
-                # its own threads meanwhile (tantivy's), instead of after all the chunking.
-                self.index.rebuild(stream, position=top, gaps=gaps)
-            else:  # the embedding index's long rebuild runs outside the read transaction
-                chunks = list(stream)
-        if not self._keeps_chunk_rows:
-            self.index.rebuild(chunks, position=top, gaps=gaps)
-        else:
-            with self._uow() as uow:
-                index_rows.write_all_chunk_rows(uow.store, keys)
-                uow.commit()
-        return {"chunks": len(keys), "versions": len({key[1] for key in keys})}
+        keys = index_rows.RowSpool()  # what the chunk rows need, not the text
+        try:
+            with self._uow(readonly=True) as uow:
+                top = uow.store.max_outbox_id()
+                low = max(top - GAP_WINDOW, uow.store.outbox_pruned_through()) + 1
+                present = uow.store.outbox_ids_between(low, top) if top >= low else []
+                gaps = skipped(low - 1, present, time.time())
+                read = index_rows.stream_chunks(uow.store.all_indexable_versions(), progress)
+                stream = index_rows.kept(read, keys)
+                if self._keeps_chunk_rows:
+                    # The keyword index takes the chunks as they are read: its engine indexes
+                    # on its own threads meanwhile (tantivy's), instead of after all the
+                    # chunking.
+                    self.index.rebuild(stream, position=top, gaps=gaps)
+                else:  # the embedding index's long rebuild runs outside the read transaction
+                    chunks = list(stream)
+            if not self._keeps_chunk_rows:
+                self.index.rebuild(chunks, position=top, gaps=gaps)
+            else:
+                with self._uow() as uow:
+                    index_rows.write_all_chunk_rows(uow.store, keys)
+                    uow.commit()
+            return {"chunks": keys.count, "versions": len(keys.version_ids)}
+        finally:
+            keys.close()
 
     def _pending(self) -> int:
         """Outbox rows after the watermark or in its open gaps (the index's lag)."""
