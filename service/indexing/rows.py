@@ -147,6 +147,12 @@ class RowSpool:
     def close(self) -> None:
         self._file.close()
 
+    def __enter__(self) -> RowSpool:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
 
 def kept(chunks: Iterable[IndexedChunk], into: RowSpool) -> Iterator[IndexedChunk]:
     """``chunks``, appending each one's row fields (not its text) to ``into`` as it passes."""

@@ -320,8 +320,7 @@ class IndexMaintainer(Generic[P]):
         they become open gaps. No outbox row is deleted: other indexes may still need them.
         """
         chunks: list[IndexedChunk] = []
-        keys = index_rows.RowSpool()  # what the chunk rows need, not the text
-        try:
+        with index_rows.RowSpool() as keys:  # what the chunk rows need, not the text
             with self._uow(readonly=True) as uow:
                 top = uow.store.max_outbox_id()
                 low = max(top - GAP_WINDOW, uow.store.outbox_pruned_through()) + 1
@@ -331,8 +330,7 @@ class IndexMaintainer(Generic[P]):
                 stream = index_rows.kept(read, keys)
                 if self._keeps_chunk_rows:
                     # The keyword index takes the chunks as they are read: its engine indexes
-                    # on its own threads meanwhile (tantivy's), instead of after all the
-                    # chunking.
+                    # on its own threads meanwhile (tantivy's), not after all the chunking.
                     self.index.rebuild(stream, position=top, gaps=gaps)
                 else:  # the embedding index's long rebuild runs outside the read transaction
                     chunks = list(stream)
@@ -343,8 +341,6 @@ class IndexMaintainer(Generic[P]):
                     index_rows.write_all_chunk_rows(uow.store, keys)
                     uow.commit()
             return {"chunks": keys.count, "versions": len(keys.version_ids)}
-        finally:
-            keys.close()
 
     def _pending(self) -> int:
         """Outbox rows after the watermark or in its open gaps (the index's lag)."""
