@@ -181,7 +181,9 @@ class IndexStore:
 
     @staticmethod
     def _replaced_by(version_ids: Sequence[str]) -> sa.Select[Any]:
-        """The version each of ``version_ids`` replaced: its element's latest one before it."""
+        """The version each of ``version_ids`` replaced: its element's latest one before it,
+        unless erased (the index no longer holds it: asking to drop it again would rewrite the
+        index on every later version of the element)."""
         new, old = t.element_versions.alias("new"), t.element_versions.alias("old")
         latest_before = (
             sa.select(sa.func.max(old.c.recorded_at))
@@ -192,7 +194,11 @@ class IndexStore:
         return (
             sa.select(previous.c.version_id)
             .join(new, new.c.element_id == previous.c.element_id)
-            .where(new.c.version_id.in_(list(version_ids)), previous.c.recorded_at == latest_before)
+            .where(
+                new.c.version_id.in_(list(version_ids)),
+                previous.c.recorded_at == latest_before,
+                previous.c.erased_at.is_(None),
+            )
         )
 
     def all_indexable_versions(self, batch: int = 500) -> Iterator[IndexableVersion]:

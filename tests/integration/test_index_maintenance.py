@@ -567,3 +567,19 @@ def test_a_new_version_marks_the_one_it_replaced_for_the_index(fresh_world: Worl
     if stored:  # the tantivy engine keeps its chunks whole: what the upkeep indexed
         assert stored[first] == pytest.approx(second_at.replace(tzinfo=UTC).timestamp())
         assert stored[second] is None
+
+
+def test_an_erased_version_is_not_indexed_again_when_a_later_one_is(fresh_world: World):
+    """The version a new one replaced comes along for its ``replaced_at`` only while the index
+    holds it: an erased one would be dropped again, and dropping rewrites the whole index."""
+    ids = _populate(fresh_world)
+    with fresh_world.app.engine.connect() as conn:
+        v = t.element_versions.c
+        first, second = conn.execute(
+            sa.select(v.version_id).where(v.element_id == ids["sop"]).order_by(v.recorded_at)
+        ).scalars()
+    fresh_world.svc.erasure.erase_version(fresh_world.admin, first, "right to be forgotten")
+    _applied_in_the_background(fresh_world)
+    with fresh_world.app.uow() as uow:
+        found = [x.version_id for x in uow.store.indexable_versions(version_ids=[second])]
+    assert found == [second]
