@@ -182,8 +182,7 @@ class IndexStore:
     @staticmethod
     def _replaced_by(version_ids: Sequence[str]) -> sa.Select[Any]:
         """The version each of ``version_ids`` replaced: its element's latest one before it,
-        unless erased (the index no longer holds it: asking to drop it again would rewrite the
-        index on every later version of the element)."""
+        unless erased (no index holds it any more)."""
         new, old = t.element_versions.alias("new"), t.element_versions.alias("old")
         latest_before = (
             sa.select(sa.func.max(old.c.recorded_at))

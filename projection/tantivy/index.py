@@ -175,10 +175,12 @@ class TantivyKeywordIndex(GenerationalIndex[tuple[_Side, _Side]]):
     def delete_versions(self, version_ids: Collection[str], *, position: int | None = None) -> None:
         """Erase versions, words included: the index is rewritten from its stored chunks
         without them (a deleted tantivy document keeps its words until a merge, which
-        tantivy-py cannot ask for), as a new generation like a rebuild."""
+        tantivy-py cannot ask for), as a new generation like a rebuild — unless it holds none
+        of them (the term dictionary still counts deleted documents, so none is left out)."""
         with self.exclusive():
-            if version_ids:
-                erased = set(version_ids)
+            searchers = [side.searcher() for side in self._sides]
+            erased = {v for v in version_ids if any(s.doc_freq("version_id", v) for s in searchers)}
+            if erased:
                 kept = [c for c in self._stored_chunks() if c.version_id not in erased]
                 kept_at = self.last_applied_position() if position is None else position
                 self.rebuild(kept, position=kept_at, gaps=self.open_gaps())

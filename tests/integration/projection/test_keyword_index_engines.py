@@ -281,6 +281,19 @@ def test_erasing_a_version_removes_it_and_its_words_from_the_index_files(
     assert index.last_applied_position() == 9
 
 
+def test_erasing_versions_the_index_does_not_hold_rewrites_nothing(index: AnyIndex) -> None:
+    """The upkeep may pass versions erased long ago (an element's every version, when its
+    retirement changes): the index stays in its generation, only the watermark moves."""
+    index.replace_versions(doc("keep", "# Keep\nordinary words here\n"))
+    generation = index._generation
+
+    index.delete_versions(["never-indexed"], position=11)
+
+    assert index._generation == generation
+    assert versions_of(index.search("ordinary", INTERNAL)) == ["keep"]
+    assert index.last_applied_position() == 11
+
+
 def test_the_watermark_is_kept_across_reopening(tmp_path: Path) -> None:
     first = Index(tmp_path / "index")
     assert first.last_applied_position() is None
